@@ -1,0 +1,28 @@
+"""Greedy: the move with the best immediate award (ties to the heaviest tile, to shed pips)."""
+
+from __future__ import annotations
+
+from sevenrocks.sdk.bot import Bot
+from sevenrocks.sdk.rules import Move
+from sevenrocks.sdk.view import SeatView
+
+
+def immediate_award(view: SeatView, move: Move) -> int:
+    """Points ``move`` would score now, from the engine's own layout arithmetic."""
+    layout = view.layout.copy()
+    total = layout.place(move)
+    return total if total > 0 and total % 5 == 0 else 0
+
+
+class GreedyBot(Bot):
+    name = "greedy"
+
+    def choose_move(self, view: SeatView) -> Move:
+        moves = view.legal_moves()
+        return max(moves, key=lambda m: (immediate_award(view, m), m.tile[0] + m.tile[1]))
+
+
+if __name__ == "__main__":
+    from sevenrocks.sdk.client import run
+
+    run(GreedyBot())

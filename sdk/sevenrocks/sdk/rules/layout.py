@@ -1,0 +1,194 @@
+"""The layout on the table: placed tiles, open ports, the single spinner, the ends total.
+
+The layout never holds more than four open ports (two line ends and two spinner
+branches), so it keeps them in a small insertion-ordered dict and updates the
+scoring-ends total incrementally on every placement instead of walking the tree.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import NamedTuple
+
+from .errors import IllegalMoveError
+from .tiles import Tile, fmt
+
+
+class Side(StrEnum):
+    """A named side of a placed tile; values are the strings of the match records."""
+
+    LOW = "low"
+    HIGH = "high"
+    LINE_A = "line_a"
+    LINE_B = "line_b"
+    BRANCH_A = "branch_a"
+    BRANCH_B = "branch_b"
+
+
+LINE_SIDES = (Side.LINE_A, Side.LINE_B)
+
+
+class Port(NamedTuple):
+    """A side of a placed tile that another tile may attach to."""
+
+    tile: Tile
+    side: Side
+
+    def __str__(self) -> str:
+        return f"{fmt(self.tile)} {self.side.value}"
+
+
+class Move(NamedTuple):
+    """A tile from the hand and the port it attaches to (``None`` opens the round)."""
+
+    tile: Tile
+    port: Port | None
+
+    def __str__(self) -> str:
+        return f"{fmt(self.tile)} on {self.port}" if self.port else f"{fmt(self.tile)} (opening)"
+
+
+class Connection(NamedTuple):
+    """One attachment in the layout: ``port`` of a placed tile took ``tile`` by ``side``."""
+
+    port: Port
+    tile: Tile
+    side: Side
+
+
+class Layout:
+    """The tiles on the table with their open ports and scoring-ends total.
+
+    Rules (RULES.md): the first double placed is the only spinner; a spinner's
+    branch sides open once both its line sides are occupied; a terminal double
+    counts both halves; an unused branch counts zero.
+    """
+
+    __slots__ = ("_open", "total", "spinner", "_spinner_lines", "tiles", "connections")
+
+    def __init__(self) -> None:
+        self._open: dict[Port, int] = {}
+        #: The scoring-ends total of the layout as it stands.
+        self.total = 0
+        #: The round's spinner, once a double has been placed.
+        self.spinner: Tile | None = None
+        self._spinner_lines = 0
+        #: Placed tiles in order of placement.
+        self.tiles: list[Tile] = []
+        #: Every attachment, in order of placement.
+        self.connections: list[Connection] = []
+
+    def copy(self) -> Layout:
+        new = Layout.__new__(Layout)
+        new._open = self._open.copy()
+        new.total = self.total
+        new.spinner = self.spinner
+        new._spinner_lines = self._spinner_lines
+        new.tiles = self.tiles.copy()
+        new.connections = self.connections.copy()
+        return new
+
+    @property
+    def empty(self) -> bool:
+        return not self.tiles
+
+    def open_ports(self) -> dict[Port, int]:
+        """The legal continuation ports with the pip value a tile must match there."""
+        return dict(self._open)
+
+    def ends(self) -> list[tuple[Tile, int]]:
+        """The counted contributions (tile, points) that make up :attr:`total`.
+
+        Slower than :attr:`total`; for display, tests and the protocol's layout view.
+        """
+        out: list[tuple[Tile, int]] = []
+        for (t, _side), value in self._open.items():
+            if t == self.spinner:
+                continue  # counted once below; its open branches count zero
+            out.append((t, 2 * value if t[0] == t[1] else value))
+        if self.spinner is not None and self._spinner_lines < 2:
+            out.append((self.spinner, 2 * self.spinner[0]))
+        return out
+
+    def moves_for(self, hand: list[Tile]) -> list[Move]:
+        """Every legal placement of a tile from ``hand``, in hand order then port order."""
+        if not self.tiles:
+            return [Move(t, None) for t in hand]
+        ports = self._open.items()
+        return [Move(t, p) for t in hand for p, v in ports if v == t[0] or v == t[1]]
+
+    def can_play(self, hand: list[Tile]) -> bool:
+        """True if some tile of ``hand`` has a legal placement."""
+        if not self.tiles:
+            return bool(hand)
+        values = set(self._open.values())
+        return any(a in values or b in values for a, b in hand)
+
+    def check(self, move: Move) -> None:
+        """Raise :class:`IllegalMoveError` unless ``move`` can be placed (hand not checked)."""
+        t, port = move
+        if port is None:
+            if self.tiles:
+                raise IllegalMoveError(f"{fmt(t)} has no port, but the round is already open")
+            return
+        if not self.tiles:
+            raise IllegalMoveError(f"{fmt(t)} names port {port}, but the layout is empty: open without a port")
+        if t in self.tiles:
+            raise IllegalMoveError(f"{fmt(t)} is already in the layout")
+        value = self._open.get(port)
+        if value is None:
+            raise IllegalMoveError(f"{port} is not an open port; open ports: {self._describe_ports()}")
+        if value != t[0] and value != t[1]:
+            raise IllegalMoveError(f"{fmt(t)} does not match {port} (value {value})")
+
+    def _describe_ports(self) -> str:
+        return ", ".join(f"{p} ({v})" for p, v in self._open.items()) or "none"
+
+    def place(self, move: Move) -> int:
+        """Place ``move`` (assumed legal: call :meth:`check` first) and return the new total."""
+        t, port = move
+        a, b = t
+        opened = self._open
+        self.tiles.append(t)
+        if port is None:
+            if a == b:
+                self.spinner = t
+                opened[Port(t, Side.LINE_A)] = a
+                opened[Port(t, Side.LINE_B)] = a
+                self.total = 2 * a
+            else:
+                opened[Port(t, Side.LOW)] = a
+                opened[Port(t, Side.HIGH)] = b
+                self.total = a + b
+            return self.total
+        value = opened.pop(port)
+        host, host_side = port
+        total = self.total
+        if host[0] != host[1]:
+            total -= value
+        elif host == self.spinner:
+            if host_side is Side.LINE_A or host_side is Side.LINE_B:
+                self._spinner_lines += 1
+                if self._spinner_lines == 2:
+                    total -= 2 * value
+                    opened[Port(host, Side.BRANCH_A)] = value
+                    opened[Port(host, Side.BRANCH_B)] = value
+        else:
+            total -= 2 * value
+        if a == b:
+            self.connections.append(Connection(port, t, Side.LINE_A))
+            if self.spinner is None:
+                self.spinner = t
+                self._spinner_lines = 1
+            opened[Port(t, Side.LINE_B)] = a
+            total += 2 * a
+        elif value == a:
+            self.connections.append(Connection(port, t, Side.LOW))
+            opened[Port(t, Side.HIGH)] = b
+            total += b
+        else:
+            self.connections.append(Connection(port, t, Side.HIGH))
+            opened[Port(t, Side.LOW)] = a
+            total += a
+        self.total = total
+        return total

@@ -1,0 +1,343 @@
+"""The match state machine for both rulesets.
+
+A :class:`GameState` is the omniscient state of one match (every hand, the boneyard,
+the layout, the scores). The only decisions are placements: passes and fives draws
+are forced, so the engine performs them itself, and :meth:`GameState.play` returns
+every event up to the next decision. One random source per match deals the tiles
+and draws the lots, so a seed replays a match exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import insort
+from enum import StrEnum
+
+from .errors import IllegalMoveError, RulesError
+from .events import (
+    Bonus, Draw, Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Offender, Pass, Play,
+    RoundEnd, RoundEndReason, RoundStart, Settlement,
+)
+from .layout import Layout, Move
+from .rulesets import Ruleset
+from .tiles import ALL_TILES, Tile, fmt, round5
+
+#: Names the dealing procedure below; records carry it so that ``verify`` knows it can
+#: re-derive every deal and lot from the seed. Change it if the procedure changes.
+DEAL_PROCEDURE = "sevenrocks-mt19937/1"
+
+
+class Phase(StrEnum):
+    NOT_STARTED = "not_started"
+    TURN = "turn"
+    ROUND_OVER = "round_over"
+    MATCH_OVER = "match_over"
+
+
+def draw_deal(
+    rng: random.Random, ruleset: Ruleset, needs_lot: bool
+) -> tuple[list[list[Tile]], list[Tile], int | None]:
+    """Shuffle and deal one round from ``rng``; then draw the lot if one is needed.
+
+    Returns the sorted hands, the boneyard in drawing order, and the lot's seat.
+    """
+    tiles = list(ALL_TILES)
+    rng.shuffle(tiles)
+    n, size = ruleset.players, ruleset.hand_size
+    hands = [sorted(tiles[i * size:(i + 1) * size]) for i in range(n)]
+    boneyard = tiles[n * size:]
+    lot = rng.randrange(n) if needs_lot else None
+    return hands, boneyard, lot
+
+
+class GameState:
+    """One match: call :meth:`start`, then :meth:`play` a legal move while :attr:`phase` is TURN.
+
+    >>> from sevenrocks.sdk.rules import make_ruleset
+    >>> g = GameState(make_ruleset(), seed=7)
+    >>> events = g.start()
+    >>> while g.phase is not Phase.MATCH_OVER:
+    ...     events += g.play(g.legal_moves()[0])
+    >>> events[-1].reason.value in ("target", "round_cap")
+    True
+    """
+
+    __slots__ = (
+        "ruleset", "rng", "auto_deal", "phase", "round", "scores", "hands", "boneyard",
+        "layout", "turn", "leader", "leader_by", "passes", "winner", "end_reason",
+        "offender", "last_round_reason", "last_dominoer",
+    )
+
+    def __init__(
+        self, ruleset: Ruleset, seed: int | None = None, *,
+        rng: random.Random | None = None, auto_deal: bool = True,
+    ) -> None:
+        self.ruleset = ruleset
+        #: The match's one random source (deals, lots). None for a state that never deals.
+        self.rng = rng if rng is not None else (random.Random(seed) if seed is not None else None)
+        #: Deal the next round as soon as a round ends (the referee); search bots turn it off.
+        self.auto_deal = auto_deal
+        self.phase = Phase.NOT_STARTED
+        self.round = 0
+        self.scores = [0] * ruleset.teams
+        self.hands: list[list[Tile]] = [[] for _ in range(ruleset.players)]
+        self.boneyard: list[Tile] = []
+        self.layout = Layout()
+        self.turn = 0
+        self.leader = 0
+        self.leader_by = LeaderBy.LOT
+        self.passes = 0
+        self.winner: int | None = None
+        self.end_reason: MatchEndReason | None = None
+        self.offender: Offender | None = None
+        self.last_round_reason: RoundEndReason | None = None
+        self.last_dominoer: int | None = None
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def over(self) -> bool:
+        return self.phase is Phase.MATCH_OVER
+
+    def legal_moves(self) -> list[Move]:
+        """The moves the seat to move may make (never empty while the phase is TURN)."""
+        if self.phase is not Phase.TURN:
+            return []
+        return self.layout.moves_for(self.hands[self.turn])
+
+    def copy(self) -> GameState:
+        """An independent copy, cheap enough for search (the random source is copied too)."""
+        new = GameState.__new__(GameState)
+        new.ruleset = self.ruleset
+        if self.rng is not None:
+            new.rng = random.Random()
+            new.rng.setstate(self.rng.getstate())
+        else:
+            new.rng = None
+        new.auto_deal = self.auto_deal
+        new.phase = self.phase
+        new.round = self.round
+        new.scores = self.scores.copy()
+        new.hands = [h.copy() for h in self.hands]
+        new.boneyard = self.boneyard.copy()
+        new.layout = self.layout.copy()
+        new.turn = self.turn
+        new.leader = self.leader
+        new.leader_by = self.leader_by
+        new.passes = self.passes
+        new.winner = self.winner
+        new.end_reason = self.end_reason
+        new.offender = self.offender
+        new.last_round_reason = self.last_round_reason
+        new.last_dominoer = self.last_dominoer
+        return new
+
+    # ------------------------------------------------------------------ rounds
+
+    def start(self) -> list[Event]:
+        """Deal round 1 (lot for the leader) and return its events."""
+        if self.phase is not Phase.NOT_STARTED:
+            raise RulesError("the match has already started")
+        return self.next_round()
+
+    def next_leader(self) -> tuple[int | None, LeaderBy]:
+        """Who leads the next round, and why; ``None`` means a lot decides."""
+        if self.round == 0:
+            return None, LeaderBy.LOT
+        if self.ruleset.draws:
+            return (self.leader + 1) % self.ruleset.players, LeaderBy.ROTATION
+        if self.last_round_reason is RoundEndReason.DOMINO and self.last_dominoer is not None:
+            return self.last_dominoer, LeaderBy.DOMINO
+        return None, LeaderBy.LOT
+
+    def next_round(self) -> list[Event]:
+        """Deal the next round from the match's random source and return its events."""
+        if self.rng is None:
+            raise RulesError("this state has no random source, so it cannot deal; use start_round()")
+        leader, leader_by = self.next_leader()
+        hands, boneyard, lot = draw_deal(self.rng, self.ruleset, leader is None)
+        return self.start_round(hands, boneyard, leader if lot is None else lot, leader_by)
+
+    def start_round(
+        self, hands: list[list[Tile]], boneyard: list[Tile], leader: int, leader_by: LeaderBy
+    ) -> list[Event]:
+        """Start the next round with a given deal (the verifier replays recorded deals)."""
+        if self.phase not in (Phase.NOT_STARTED, Phase.ROUND_OVER):
+            raise RulesError(f"cannot start a round while the match is in phase {self.phase.value}")
+        self._check_deal(hands, boneyard, leader)
+        self.round += 1
+        self.hands = [sorted(h) for h in hands]
+        self.boneyard = list(boneyard)
+        self.layout = Layout()
+        self.leader = self.turn = leader
+        self.leader_by = leader_by
+        self.passes = 0
+        self.phase = Phase.TURN
+        return [RoundStart(
+            self.round, leader, leader_by, tuple(tuple(h) for h in self.hands), tuple(self.boneyard)
+        )]
+
+    def _check_deal(self, hands: list[list[Tile]], boneyard: list[Tile], leader: int) -> None:
+        rs = self.ruleset
+        if len(hands) != rs.players:
+            raise RulesError(f"the deal has {len(hands)} hands; {rs.name} with {rs.players} players needs {rs.players}")
+        for seat, h in enumerate(hands):
+            if len(h) != rs.hand_size:
+                raise RulesError(f"seat {seat} was dealt {len(h)} tiles; {rs.name} deals {rs.hand_size}")
+        dealt = [t for h in hands for t in h] + list(boneyard)
+        if sorted(dealt) != list(ALL_TILES):
+            seen: set[Tile] = set()
+            dup = [fmt(t) for t in dealt if t in seen or seen.add(t)]  # type: ignore[func-returns-value]
+            missing = [fmt(t) for t in ALL_TILES if t not in set(dealt)]
+            raise RulesError(
+                "the deal is not the 28 tiles once each"
+                + (f"; duplicated: {', '.join(dup)}" if dup else "")
+                + (f"; missing: {', '.join(missing)}" if missing else "")
+            )
+        if not 0 <= leader < rs.players:
+            raise RulesError(f"leader {leader} is not a seat (0..{rs.players - 1})")
+
+    # ------------------------------------------------------------------ moves
+
+    def check(self, move: Move) -> None:
+        """Raise :class:`IllegalMoveError`, naming the reason, unless ``move`` is legal now."""
+        if self.phase is not Phase.TURN:
+            raise IllegalMoveError(f"no move is expected: the {'match' if self.over else 'round'} is over")
+        hand = self.hands[self.turn]
+        if move.tile not in hand:
+            raise IllegalMoveError(f"seat {self.turn} does not hold {fmt(move.tile)}")
+        try:
+            self.layout.check(move)
+        except IllegalMoveError as e:
+            raise IllegalMoveError(f"seat {self.turn}: {e}") from None
+
+    def play(self, move: Move) -> list[Event]:
+        """Place ``move`` for the seat to move; return its events through the next decision."""
+        self.check(move)
+        seat = self.turn
+        hand = self.hands[seat]
+        hand.remove(move.tile)
+        total = self.layout.place(move)
+        award = total if total > 0 and total % 5 == 0 else 0
+        rs = self.ruleset
+        team = seat % 2 if rs.partnerships else seat
+        scores = self.scores
+        if award:
+            scores[team] += award
+        events: list[Event] = [Play(self.round, seat, move.tile, move.port, total, award, tuple(scores))]
+        self.passes = 0
+        if award and scores[team] >= rs.target:
+            self._end_match(MatchEndReason.TARGET, team, events)
+        elif not hand:
+            self._end_round(RoundEndReason.DOMINO, seat, events)
+        else:
+            self.turn = (seat + 1) % rs.players
+            self._advance(events)
+        return events
+
+    def _advance(self, events: list[Event]) -> None:
+        """Perform forced passes and fives draws until a seat has a choice or the round ends."""
+        rs = self.ruleset
+        layout = self.layout
+        while True:
+            seat = self.turn
+            hand = self.hands[seat]
+            if layout.can_play(hand):
+                return
+            if rs.draws:
+                while self.boneyard:
+                    t = self.boneyard.pop(0)
+                    insort(hand, t)
+                    events.append(Draw(self.round, seat, t))
+                    if layout.can_play([t]):
+                        return
+            events.append(Pass(self.round, seat))
+            self.passes += 1
+            if self.passes == rs.players:
+                self._end_round(RoundEndReason.BLOCKED, None, events)
+                return
+            self.turn = (seat + 1) % rs.players
+
+    def _end_round(self, reason: RoundEndReason, by: int | None, events: list[Event]) -> None:
+        rs = self.ruleset
+        pips = [sum(a + b for a, b in h) for h in self.hands]
+        settlement: tuple[Settlement, ...] = ()
+        bonus: Bonus | None = None
+        winner: int | None = None
+        if rs.partnerships:
+            settlement = tuple(Settlement(s, p, -round5(p)) for s, p in enumerate(pips))
+            for s in settlement:
+                self.scores[rs.team_of(s.seat)] += s.points
+        else:
+            if reason is RoundEndReason.DOMINO:
+                winner = by
+            else:
+                low = min(pips)
+                lowest = [s for s, p in enumerate(pips) if p == low]
+                winner = lowest[0] if len(lowest) == 1 else None
+            if winner is not None:
+                bonus = Bonus(winner, round5(sum(pips) - pips[winner]))
+                self.scores[winner] += bonus.points
+        events.append(RoundEnd(
+            self.round, reason, by, tuple(tuple(h) for h in self.hands), settlement, bonus,
+            tuple(self.scores), rs.partnerships,
+        ))
+        self.last_round_reason = reason
+        self.last_dominoer = by
+        if bonus is not None and bonus.points > 0 and self.scores[bonus.seat] >= rs.target:
+            self._end_match(MatchEndReason.TARGET, bonus.seat, events)
+        elif self.round >= rs.round_cap:
+            top = max(self.scores)
+            leaders = [t for t, s in enumerate(self.scores) if s == top]
+            self._end_match(MatchEndReason.ROUND_CAP, leaders[0] if len(leaders) == 1 else None, events)
+        else:
+            self.phase = Phase.ROUND_OVER
+            if self.auto_deal and self.rng is not None:
+                events.extend(self.next_round())
+
+    def _end_match(
+        self, reason: MatchEndReason, winner: int | None, events: list[Event], offender: Offender | None = None
+    ) -> None:
+        self.phase = Phase.MATCH_OVER
+        self.winner = winner
+        self.end_reason = reason
+        self.offender = offender
+        events.append(MatchEnd(reason, winner, tuple(self.scores), self.round, offender))
+
+    def forfeit(self, seat: int, cause: FaultCause, detail: str) -> list[Event]:
+        """End the match because ``seat`` broke the protocol (RULES.md, harness rules).
+
+        Seven Rocks: the other partnership wins. Fives: the best-scoring other seat
+        wins, the first clockwise from the offender on a tie.
+        """
+        if self.over:
+            raise RulesError("the match is already over")
+        rs = self.ruleset
+        if not 0 <= seat < rs.players:
+            raise RulesError(f"seat {seat} is not in this match")
+        if rs.partnerships:
+            winner = 1 - rs.team_of(seat)
+        else:
+            order = [(seat + k) % rs.players for k in range(1, rs.players)]
+            winner = order[0]
+            for s in order[1:]:
+                if self.scores[s] > self.scores[winner]:
+                    winner = s
+        events: list[Event] = []
+        self._end_match(MatchEndReason.FORFEIT, winner, events, Offender(seat, FaultCause(cause), detail))
+        return events
+
+    def final_ranks(self) -> list[int]:
+        """Rank of each team at the end (0 is best; ties share a rank).
+
+        The offender of a forfeit ranks last; the others rank by score, except that
+        the declared winner always ranks first.
+        """
+        n = self.ruleset.teams
+        key = [float(s) for s in self.scores]
+        if self.offender is not None:
+            key[self.ruleset.team_of(self.offender.seat)] = float("-inf")
+        if self.winner is not None:
+            key[self.winner] = float("inf")
+        distinct = sorted(set(key), reverse=True)
+        return [distinct.index(key[t]) for t in range(n)]

@@ -1,0 +1,1 @@
+"""The referee, match runner, events, storage, ratings, publishing and the CLI."""

@@ -1,0 +1,68 @@
+"""The ``sevenrocks`` command: a click group whose subcommands load on demand.
+
+Each subcommand lives in its own module (``server/sevenrocks/server/cmd_*.py``) so
+that ``sevenrocks verify`` does not import gRPC and every command starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+import click
+
+#: Subcommand name -> (module, attribute, one-line help). Add a line to add a command.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "simulate": ("sevenrocks.server.cmd_simulate", "simulate", "Play matches in process between built-in policies."),
+    "verify": ("sevenrocks.server.cmd_verify", "verify", "Replay match records through the engine and report discrepancies."),
+    "serve": ("sevenrocks.server.cmd_serve", "serve", "Run a gRPC referee that remote bots connect to."),
+    "match": ("sevenrocks.server.cmd_match", "match", "Play one match over gRPC between bot commands."),
+    "tournament": ("sevenrocks.server.cmd_tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
+    "leaderboard": ("sevenrocks.server.cmd_leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name, (mod, _, _) in COMMANDS.items() if importlib.util.find_spec(mod))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        try:
+            cmd = getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as e:
+            if e.name == module:
+                return None
+            raise
+        assert isinstance(cmd, click.Command)
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="sevenrocks")
+def cli() -> None:
+    """Seven Rocks dominoes: referee, bots, tournaments and leaderboards.
+
+    \b
+    Examples:
+      sevenrocks tournament                      # the reference bots, embedded defaults
+      sevenrocks simulate --matches 100 --seed 1 --policies greedy,random
+      sevenrocks verify records/
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    return cli.main(args=argv, prog_name="sevenrocks")
+
+
+if __name__ == "__main__":
+    main()
