@@ -1,0 +1,301 @@
+"""Replay a match record through the engine and list every discrepancy.
+
+The verifier is the engine itself: it feeds the record's deals and decisions
+(placements, forfeits) to a :class:`GameState` and compares every line with the
+event the engine produces at that point. Whatever the engine would have done
+differently — a wrong total, an illegal port, a pass while holding a playable tile,
+a line after the match was won — becomes a :class:`Discrepancy` naming the line.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from .errors import IllegalMoveError, RecordError, RulesError
+from .events import Event, FaultCause, LeaderBy, MatchEnd, Pass, Play, RoundEnd
+from .layout import Move, Port, Side
+from .records import RecordLine, parse_lines
+from .rulesets import Ruleset, make_ruleset
+from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal
+from .tiles import Tile, fmt, is_tile
+
+#: Stop listing a file's discrepancies after this many.
+MAX_PER_FILE = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Discrepancy:
+    """One problem at one line of a record (line 0: the file as a whole)."""
+
+    line: int
+    message: str
+
+    def format(self, name: str) -> str:
+        return f"{name}:{self.line}: {self.message}"
+
+
+class _Stop(Exception):
+    """The record has left the engine's path: later lines cannot be checked."""
+
+
+def _tile(value: Any, what: str) -> Tile:
+    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) for x in value)):
+        raise RecordError(f"{what} is {value!r}, not a tile [a, b]")
+    t = (value[0], value[1])
+    if not is_tile(t):
+        raise RecordError(f"{what} {value!r} is not a tile [low, high] of double-six")
+    return t
+
+
+def _port(value: Any) -> Port | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or "tile" not in value or "side" not in value:
+        raise RecordError(f"port {value!r} is not {{\"tile\": [a, b], \"side\": ...}}")
+    try:
+        side = Side(value["side"])
+    except ValueError:
+        raise RecordError(f"port side {value['side']!r} is not one of {', '.join(s.value for s in Side)}") from None
+    return Port(_tile(value["tile"], "port tile"), side)
+
+
+def _hands(value: Any, what: str) -> list[list[Tile]]:
+    if not isinstance(value, list):
+        raise RecordError(f"{what} is not a list of hands")
+    return [[_tile(t, f"{what} tile") for t in h] for h in value]
+
+
+def _norm(key: str, value: Any) -> Any:
+    """Normalise fields whose order other writers may choose freely."""
+    if key == "hands" and isinstance(value, list):
+        return [sorted(map(tuple, h)) if isinstance(h, list) else h for h in value]
+    if key == "settlement" and isinstance(value, list):
+        return sorted(value, key=lambda s: s.get("seat", 0) if isinstance(s, dict) else 0)
+    return value
+
+
+class _Replay:
+    def __init__(self) -> None:
+        self.found: list[Discrepancy] = []
+        self.game: GameState | None = None
+        self.pending: deque[Event] = deque()
+
+    def report(self, line: int, message: str) -> None:
+        self.found.append(Discrepancy(line, message))
+
+    def stop(self, line: int, message: str) -> None:
+        self.report(line, message)
+        raise _Stop
+
+    # ------------------------------------------------------------ header
+
+    def header(self, rec: RecordLine) -> None:
+        d = rec.data
+        if d.get("event") != "match_start":
+            self.stop(rec.lineno, f"the first line must be match_start, found {d.get('event')!r}")
+        seats = d.get("seats")
+        if not isinstance(seats, list) or not seats:
+            self.stop(rec.lineno, "match_start has no seats list")
+        try:
+            rs = make_ruleset(
+                d.get("ruleset", ""), players=len(seats), target=int(d.get("target", 250)),
+                round_cap=int(d.get("round_cap", 200)),
+            )
+        except (ValueError, TypeError) as e:
+            self.stop(rec.lineno, str(e))
+        for i, s in enumerate(seats):
+            if not isinstance(s, dict) or s.get("seat") != i:
+                self.report(rec.lineno, f"seats[{i}] should describe seat {i}, found {s!r}")
+            elif s.get("team") != rs.team_of(i):
+                self.report(rec.lineno, f"seat {i} is in team {rs.team_of(i)} in {rs.name}, not {s.get('team')!r}")
+        rng = None
+        if d.get("deal") == DEAL_PROCEDURE:
+            if not isinstance(d.get("seed"), int):
+                self.stop(rec.lineno, f"seed {d.get('seed')!r} is not an integer")
+            rng = random.Random(d["seed"])
+        self.game = GameState(rs, rng=rng, auto_deal=False)
+
+    # ------------------------------------------------------------ lines
+
+    def line(self, rec: RecordLine) -> None:
+        g = self.game
+        assert g is not None
+        d, n, kind = rec.data, rec.lineno, rec.data.get("event")
+        if self.pending:
+            self.compare(self.pending.popleft(), rec)
+            return
+        if g.over:
+            self.stop(n, f"{kind} after the match ended ({g.end_reason.value if g.end_reason else '?'}); nothing may follow")
+        if kind == "round_start":
+            self.round_start(rec)
+        elif kind == "play":
+            self.play(rec)
+        elif kind in ("pass", "draw"):
+            if g.phase is not Phase.TURN:
+                self.stop(n, f"{kind} before the round started")
+            seat = d.get("seat")
+            moves = g.legal_moves()
+            if seat != g.turn:
+                self.stop(n, f"wrong turn order: seat {seat} acts, but it is seat {g.turn}'s turn")
+            self.stop(n, f"seat {seat} {'passed' if kind == 'pass' else 'drew'} while holding a playable tile "
+                         f"({', '.join(str(m) for m in moves[:4])})")
+        elif kind == "match_end" and d.get("reason") == "forfeit":
+            self.forfeit(rec)
+        elif kind in ("round_end", "match_end"):
+            self.stop(n, f"{kind} while the round is still in play: seat {g.turn} has a move to make")
+        else:
+            self.report(n, f"unknown event {kind!r}")
+
+    def round_start(self, rec: RecordLine) -> None:
+        g = self.game
+        assert g is not None
+        d, n = rec.data, rec.lineno
+        if g.phase not in (Phase.NOT_STARTED, Phase.ROUND_OVER):
+            self.stop(n, f"round_start while round {g.round} is still in play")
+        if d.get("round") != g.round + 1:
+            self.report(n, f"round is {d.get('round')!r}, expected {g.round + 1}")
+        try:
+            hands = _hands(d.get("hands"), "hands")
+            boneyard = [_tile(t, "boneyard tile") for t in d.get("boneyard", [])]
+            leader_by = LeaderBy(d.get("leader_by"))
+        except (RecordError, ValueError) as e:
+            self.stop(n, str(e))
+        leader = d.get("leader")
+        want, want_by = g.next_leader()
+        if leader_by is not want_by:
+            self.report(n, f"leader_by is {leader_by.value!r}, but this round is led by {want_by.value}")
+        if want is not None and leader != want:
+            why = "the previous round's dominoer" if want_by is LeaderBy.DOMINO else "the next seat clockwise"
+            self.report(n, f"leader is seat {leader}, but {why} is seat {want}")
+        if g.rng is not None:
+            dealt, bone, lot = draw_deal(g.rng, g.ruleset, want is None)
+            if [sorted(h) for h in hands] != dealt or boneyard != bone:
+                self.report(n, "the deal differs from the one the match's seed gives (tampered deal)")
+            if lot is not None and leader != lot:
+                self.report(n, f"the lot chose seat {lot}, but the record says seat {leader} leads")
+        if not isinstance(leader, int):
+            self.stop(n, f"leader {leader!r} is not a seat")
+        try:
+            g.start_round(hands, boneyard, leader, leader_by)
+        except RulesError as e:
+            self.stop(n, str(e))
+
+    def play(self, rec: RecordLine) -> None:
+        g = self.game
+        assert g is not None
+        d, n = rec.data, rec.lineno
+        if g.phase is not Phase.TURN:
+            self.stop(n, "play before the round started")
+        seat = d.get("seat")
+        if seat != g.turn:
+            self.stop(n, f"wrong turn order: seat {seat} plays, but it is seat {g.turn}'s turn")
+        try:
+            move = Move(_tile(d.get("tile"), "tile"), _port(d.get("port")))
+            events = g.play(move)
+        except (RecordError, IllegalMoveError) as e:
+            self.stop(n, str(e))
+        self.compare(events[0], rec)
+        self.pending.extend(events[1:])
+
+    def forfeit(self, rec: RecordLine) -> None:
+        g = self.game
+        assert g is not None
+        off = rec.data.get("offender")
+        if not isinstance(off, dict):
+            self.stop(rec.lineno, "a forfeit needs an offender {\"seat\", \"cause\", \"detail\"}")
+        try:
+            events = g.forfeit(off.get("seat", -1), FaultCause(off.get("cause")), str(off.get("detail", "")))
+        except (ValueError, RulesError) as e:
+            self.stop(rec.lineno, f"offender: {e}")
+        self.compare(events[0], rec)
+
+    # ------------------------------------------------------------ comparing
+
+    def compare(self, expected: Event, rec: RecordLine) -> None:
+        g = self.game
+        assert g is not None
+        want = expected.to_json()
+        d, n = rec.data, rec.lineno
+        if d.get("event") != want["event"]:
+            self.stop(n, self.diverged(expected, d))
+        for key, value in want.items():
+            got = d.get(key, "<missing>")
+            if _norm(key, got) == _norm(key, value):
+                continue
+            self.report(n, self.explain(expected, key, got, value))
+            if key == "scores" and isinstance(got, list) and len(got) == len(g.scores):
+                g.scores = [int(x) for x in got]  # report once, then follow the record
+        if isinstance(expected, MatchEnd) and d.get("offender") is not None and expected.offender is None:
+            self.report(n, "offender given, but the match did not end by forfeit")
+
+    def diverged(self, expected: Event, got: dict[str, Any]) -> str:
+        kind = got.get("event")
+        if isinstance(expected, MatchEnd) and expected.reason.value == "target":
+            return (f"{kind} after the target was reached: team {expected.winner} has "
+                    f"{expected.scores[expected.winner or 0]}, so the match ended; expected match_end")
+        if isinstance(expected, Pass) and kind == "play":
+            return f"seat {expected.seat} holds no tile that fits an open port; expected a pass"
+        if isinstance(expected, Play):
+            return f"expected a play by seat {expected.seat}, found {kind}"
+        if isinstance(expected, RoundEnd):
+            return f"{kind}, but the round is over ({expected.reason.value}); expected round_end"
+        return f"expected {expected.to_json()['event']}, found {kind}"
+
+    @staticmethod
+    def explain(expected: Event, key: str, got: Any, want: Any) -> str:
+        kind = expected.to_json()["event"]
+        if isinstance(expected, Play) and key == "ends":
+            return f"ends is {got}, but the layout's scoring ends total after {fmt(expected.tile)} is {want}"
+        if isinstance(expected, Play) and key == "award":
+            return f"award is {got}, but ends {expected.ends} awards {want}"
+        if isinstance(expected, RoundEnd) and key == "settlement":
+            return (f"settlement {got} differs from {want}: each hand's pips are rounded to 5 "
+                    "separately, never combined with the partner's")
+        return f"{kind}: {key} is {got!r}, expected {want!r}"
+
+
+def verify_lines(lines: Iterable[str]) -> list[Discrepancy]:
+    """Every discrepancy between a record's lines and the engine's replay of them."""
+    r = _Replay()
+    try:
+        records = parse_lines(lines)
+        first = True
+        for rec in records:
+            if first:
+                r.header(rec)
+                first = False
+            else:
+                r.line(rec)
+            if len(r.found) >= MAX_PER_FILE:
+                r.report(rec.lineno, f"more than {MAX_PER_FILE} discrepancies; stopped checking")
+                raise _Stop
+        if first:
+            r.stop(0, "empty record")
+        g = r.game
+        assert g is not None
+        if r.pending:
+            r.stop(0, f"the record ends early: expected {r.pending[0].to_json()['event']} next")
+        if not g.over:
+            r.stop(0, "the record ends before the match ended (no match_end)")
+    except RecordError as e:
+        r.report(0, str(e))
+    except _Stop:
+        pass
+    return r.found
+
+
+def verify_file(path: Path) -> list[Discrepancy]:
+    with path.open(encoding="utf-8") as f:
+        return verify_lines(f)
+
+
+def ruleset_of(header: dict[str, Any]) -> Ruleset:
+    """The ruleset a match_start line describes."""
+    return make_ruleset(
+        header["ruleset"], players=len(header["seats"]), target=int(header.get("target", 250)),
+        round_cap=int(header.get("round_cap", 200)),
+    )
