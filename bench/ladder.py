@@ -1,0 +1,196 @@
+"""The reference-bot ladder, measured with duplicate deals.
+
+For each pair ``A:B`` the script plays ``--deals`` match seeds twice: once with A in
+seats 0 and 2 (partnership 0) and B in seats 1 and 3, once with the seats exchanged
+(same seed, so the same first deal and lot). It prints, per pair, A's win rate with
+a 95% Wilson interval (a drawn match counts half), A's mean final score margin, and
+each bot's think time per move (median and p95, over every decision it was asked).
+
+    python bench/ladder.py --deals 200 --pairs greedy:random,defensive:greedy,search:defensive,search:greedy
+
+Runs in at most two processes (``--processes``), as the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from multiprocessing import Pool
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for src in ("proto", "sdk", "server", "bots"):
+    if str(ROOT / src) not in sys.path:
+        sys.path.insert(0, str(ROOT / src))
+
+from sevenrocks.sdk.bot import Bot  # noqa: E402
+from sevenrocks.sdk.local import play_local  # noqa: E402
+from sevenrocks.sdk.rules import Move, make_ruleset  # noqa: E402
+from sevenrocks.sdk.view import SeatView  # noqa: E402
+
+#: The reference bots by name, so the script also runs from a checkout that is not installed.
+BUILTIN = {
+    "random": "sevenrocks.bots.random:RandomBot",
+    "greedy": "sevenrocks.bots.greedy:GreedyBot",
+    "defensive": "sevenrocks.bots.defensive:DefensiveBot",
+    "search": "sevenrocks.bots.search:SearchBot",
+}
+
+
+def bot_class(name: str) -> type[Bot]:
+    """Resolve a bot name: an installed ``sevenrocks.bots`` entry point, else a reference bot."""
+    for ep in entry_points(group="sevenrocks.bots"):
+        if ep.name == name:
+            cls: type[Bot] = ep.load()
+            return cls
+    module, _, attr = BUILTIN[name].partition(":")
+    mod = __import__(module, fromlist=[attr])
+    found: type[Bot] = getattr(mod, attr)
+    return found
+
+
+class Timed(Bot):
+    """Wraps a bot and records how long each of its decisions took (monotonic clock)."""
+
+    def __init__(self, inner: Bot, times: list[float]) -> None:
+        super().__init__(0)
+        self.inner = inner
+        self.times = times
+
+    def choose_move(self, view: SeatView) -> Move:
+        start = time.perf_counter()
+        move = self.inner.choose_move(view)
+        self.times.append(time.perf_counter() - start)
+        return move
+
+
+@dataclass(slots=True)
+class Game:
+    """One match of a pair: ``a_won`` is 1, 0.5 (draw) or 0; margin is A's score minus B's."""
+
+    pair: str
+    a_won: float
+    margin: int
+    times: dict[str, list[float]]
+
+
+def make_bot(name: str, seed: int, options: dict[str, Any]) -> Bot:
+    kwargs = options.get(name, {})
+    return bot_class(name)(seed, **kwargs)
+
+
+def play_one(job: tuple[str, str, str, int, bool, int, dict[str, Any]]) -> Game:
+    """Play seed ``seed`` with A in the even seats, or in the odd seats when ``swapped``."""
+    a, b, ruleset, players, swapped, seed, options = job
+    rs = make_ruleset(ruleset, players=players)
+    names = [(b if (s % 2 == 0) == swapped else a) for s in range(rs.players)]
+    times: dict[str, list[float]] = {a: [], b: []}
+    bots = [Timed(make_bot(n, seed * 10 + s, options), times[n]) for s, n in enumerate(names)]
+    match = play_local(bots, rs, seed, match_id=f"ladder-{seed}", names=names)
+    a_team = 1 if swapped else 0
+    scores = match.end.scores
+    margin = scores[a_team] - scores[1 - a_team]
+    winner = match.winner
+    a_won = 0.5 if winner is None else float(winner == a_team)
+    return Game(f"{a}:{b}", a_won, margin, times)
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval for a proportion (draws counted as half a win)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (centre - half, centre + half)
+
+
+@dataclass(slots=True)
+class PairResult:
+    pair: str
+    games: list[Game] = field(default_factory=list)
+
+    def row(self) -> str:
+        a, b = self.pair.split(":")
+        n = len(self.games)
+        wins = sum(g.a_won for g in self.games)
+        lo, hi = wilson(wins, n)
+        margin = statistics.fmean(g.margin for g in self.games)
+        ta = [t for g in self.games for t in g.times[a]]
+        tb = [t for g in self.games for t in g.times[b]]
+        return (
+            f"| {a} | {b} | {n} | {wins / n:.1%} | {lo:.1%} – {hi:.1%} | {margin:+.1f} "
+            f"| {ms(ta)} | {ms(tb)} |"
+        )
+
+
+def ms(times: list[float]) -> str:
+    """Median / p95 think time in milliseconds."""
+    if not times:
+        return "–"
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"{statistics.median(ordered) * 1000:.2f} / {p95 * 1000:.2f}"
+
+
+HEADER = (
+    "| A (seats 0,2 then 1,3) | B | matches | A wins | 95% Wilson | A margin "
+    "| A ms/move (median / p95) | B ms/move (median / p95) |\n"
+    "|---|---|---:|---:|---|---:|---:|---:|"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--deals", type=int, default=50, help="match seeds per pair (each played twice)")
+    parser.add_argument(
+        "--pairs", default="greedy:random,defensive:greedy,search:defensive,search:greedy",
+        help="comma-separated A:B pairs, A the presumed stronger",
+    )
+    parser.add_argument("--ruleset", default="seven-rocks")
+    parser.add_argument("--players", type=int, default=None, help="fives only: 2 (A and B alternate seats)")
+    parser.add_argument("--first-seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=2, choices=(1, 2))
+    parser.add_argument("--search-iterations", type=int, default=60,
+                        help="determinizations per decision for the search bot (fixed, reproducible)")
+    args = parser.parse_args(argv)
+    options: dict[str, Any] = {"search": {"iterations": args.search_iterations}}
+    players = args.players if args.ruleset != "seven-rocks" else None
+    if args.ruleset != "seven-rocks" and players != 2:
+        parser.error("pairs are partnerships: use seven-rocks, or fives with --players 2")
+    pairs = [p.strip() for p in args.pairs.split(",") if p.strip()]
+    jobs = [
+        (a, b, args.ruleset, players, swapped, seed, options)
+        for a, b in (p.split(":") for p in pairs)
+        for seed in range(args.first_seed, args.first_seed + args.deals)
+        for swapped in (False, True)
+    ]
+    results = {p: PairResult(p) for p in pairs}
+    start = time.monotonic()
+    if args.processes == 1:
+        games = map(play_one, jobs)
+        for g in games:
+            results[g.pair].games.append(g)
+    else:
+        with Pool(args.processes) as pool:
+            for g in pool.imap_unordered(play_one, jobs, chunksize=2):
+                results[g.pair].games.append(g)
+    elapsed = time.monotonic() - start
+    print(f"ruleset {args.ruleset}, {args.deals} deals x 2 seatings per pair, "
+          f"search {args.search_iterations} determinizations/move, {args.processes} processes, "
+          f"{elapsed:.0f} s wall")
+    print(HEADER)
+    for p in pairs:
+        print(results[p].row())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
