@@ -154,13 +154,27 @@ class SeatView:
         self.history.append(PublicPlay(seat, tile, port, ends, award))
         self.to_move = (seat + 1) % self.ruleset.players
 
+    def _note_void(self, seat: int) -> None:
+        """``seat`` had nothing to play on the open values; record them as its voids.
+
+        A fives tile drawn just before stays in the hand and may hold values the seat
+        was void in earlier, so after a second draw (or a pass after a draw) only the
+        values open now are still certain.
+        """
+        values = set(self.layout.open_ports().values())
+        last = self.history[-1] if self.history else None
+        if isinstance(last, PublicDraw) and last.seat == seat:
+            self.voids[seat] = values
+        else:
+            self.voids[seat].update(values)
+
     def on_pass(self, seat: int) -> None:
-        self.voids[seat].update(self.layout.open_ports().values())
+        self._note_void(seat)
         self.history.append(PublicPass(seat))
         self.to_move = (seat + 1) % self.ruleset.players
 
     def on_draw(self, seat: int, tile: Tile | None) -> None:
-        self.voids[seat].update(self.layout.open_ports().values())
+        self._note_void(seat)
         self.boneyard_size -= 1
         self.hand_sizes[seat] += 1
         if seat == self.seat and tile is not None:
