@@ -137,7 +137,22 @@ class Layout:
             raise IllegalMoveError(f"{fmt(t)} is already in the layout")
         value = self._open.get(port)
         if value is None:
-            raise IllegalMoveError(f"{port} is not an open port; open ports: {self._describe_ports()}")
+            host, side = port
+            why = "is not an open port"
+            if host not in self.tiles:
+                why = f"is on {fmt(host)}, which is not in the layout"
+            elif side in (Side.BRANCH_A, Side.BRANCH_B) and host != self.spinner:
+                spinner = fmt(self.spinner) if self.spinner else "none"
+                why = f"is a branch of {fmt(host)}, which is not the spinner ({spinner}): only the first double branches"
+            elif side in (Side.BRANCH_A, Side.BRANCH_B) and self._spinner_lines < 2:
+                why = "is a spinner branch, but branches open only after both line sides are occupied"
+            elif (side in LINE_SIDES) != (host[0] == host[1]):
+                why = f"names side {side.value}, which {fmt(host)} does not have"
+            elif any(c.port == port for c in self.connections) or any(
+                c.tile == host and c.side == side for c in self.connections
+            ):
+                why = "is already occupied"
+            raise IllegalMoveError(f"{port} {why}; open ports: {self._describe_ports()}")
         if value != t[0] and value != t[1]:
             raise IllegalMoveError(f"{fmt(t)} does not match {port} (value {value})")
 
