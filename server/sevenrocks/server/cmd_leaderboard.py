@@ -1,0 +1,45 @@
+"""``sevenrocks leaderboard``: rebuild and print or write the leaderboard of an event database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .leaderboard import LeaderboardError, build_leaderboard
+from .publish import FORMATS, render
+from .store import Store, StoreError
+
+
+@click.command("leaderboard")
+@click.option("--db", "db_path", default="sevenrocks.db", show_default=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path), help="The event (or league) database.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write to this file instead of standard output.")
+@click.option("--event", "event", default=None, help="One event of a league database (default: all of them, in order).")
+def leaderboard(db_path: Path, fmt: str, out_path: Path | None, event: str | None) -> None:
+    """Rebuild the leaderboard from stored results and print or write it.
+
+    Ratings are recomputed from the results in schedule order, so the output is
+    the same every time for the same database. With several events in one file
+    (a league) they are rated together in the order they were created.
+
+    \b
+    Examples:
+      sevenrocks leaderboard --db sevenrocks.db
+      sevenrocks leaderboard --db league.db --format html --out leaderboard.html
+      sevenrocks leaderboard --db league.db --event spring --format csv
+    """
+    try:
+        with Store(db_path) as store:
+            lb = build_leaderboard(store, event)
+    except (StoreError, LeaderboardError) as e:
+        raise click.ClickException(str(e)) from None
+    text = render(lb, fmt)
+    if out_path is None:
+        click.echo(text, nl=False)
+    else:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {out_path}", err=True)

@@ -1,0 +1,82 @@
+"""``sevenrocks tournament``: run (or resume) a round-robin event and publish its leaderboard."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from pathlib import Path
+
+import click
+
+from .config import ConfigError, EventConfig, default_config, load_config
+from .executor import EntrantsUnreachable, Executor, LocalExecutor
+from .leaderboard import build_leaderboard
+from .publish import render_table, write_all
+from .store import Store, StoreError
+from .tournament import run_event
+
+
+def make_executor(config: EventConfig, out: Path) -> Executor:
+    """The executor for this run; a cluster executor plugs in here."""
+    return LocalExecutor(config, out / "logs", config.concurrency)
+
+
+@click.command("tournament")
+@click.argument("config_path", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--db", "db_path", default="sevenrocks.db", show_default=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite file holding results; run again on the same file to resume.")
+@click.option("--out", "out_dir", default="sevenrocks-out", show_default=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the leaderboard in every format and the bots' logs.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Matches played at once (default: the config's, else 2).")
+@click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
+def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None, quiet: bool) -> None:
+    """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
+
+    With no CONFIG, the reference bots registered in the `sevenrocks.bots`
+    entry-point group play the embedded default event on loopback. Every finished
+    match is stored at once; stop with Ctrl-C (or kill it) and run the same
+    command again to play only what is missing. The leaderboard is written to
+    --out as leaderboard.{txt,json,csv,md,html}.
+
+    \b
+    Examples:
+      sevenrocks tournament                                # reference bots, defaults
+      sevenrocks tournament examples/event.toml --db league.db --out site/
+      sevenrocks tournament examples/fives.toml --concurrency 4
+      sevenrocks leaderboard --db league.db --format md    # print it again later
+    """
+    try:
+        config = load_config(config_path) if config_path is not None else default_config()
+    except ConfigError as e:
+        raise click.ClickException(str(e)) from None
+    if concurrency is not None:
+        config = dataclasses.replace(config, concurrency=concurrency)
+    try:
+        store = Store(db_path)
+    except StoreError as e:
+        raise click.ClickException(str(e)) from None
+    err = click.get_text_stream("stderr")
+    with store:
+        executor = make_executor(config, out_dir)
+        try:
+            if quiet:
+                asyncio.run(run_event(config, store, executor))
+            else:
+                from .progress import EventBar
+
+                with EventBar(config.name) as bar:
+                    asyncio.run(run_event(config, store, executor, bar))
+        except KeyboardInterrupt:
+            done = len(store.done_ids(config.name))
+            click.echo(f"\ninterrupted: {done} matches of event {config.name!r} are stored in {db_path}; "
+                       "run the same command again to resume.", file=err)
+            sys.exit(130)
+        except (StoreError, EntrantsUnreachable, ConfigError) as e:
+            raise click.ClickException(str(e)) from None
+        lb = build_leaderboard(store, config.name)
+        written = write_all(lb, out_dir)
+    if not quiet:
+        click.echo(render_table(lb))
+    click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}", file=err)

@@ -1,0 +1,357 @@
+"""Event configuration: a TOML file (or the embedded defaults) turned into checked values.
+
+A config names the entrants and how they reach the referee, the ruleset, the
+format of the round robin, the deals, the clocks and the fault policy. Every
+mistake is reported before any bot is launched, naming the key and what would
+be valid, because an event that fails after an hour of play is the expensive
+kind of typo. ``examples/event.toml`` documents every key.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from sevenrocks.sdk.registry import bot_module, bot_names
+from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
+
+Format = Literal["pairings", "self", "teams", "seatings"]
+FORMATS: dict[str, tuple[str, ...]] = {
+    SEVEN_ROCKS: ("pairings", "self", "teams"),
+    FIVES: ("seatings",),
+}
+#: Names end up in match ids and file names, so they stay plain.
+NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_-]{0,47}$")
+
+
+class ConfigError(ValueError):
+    """The event config cannot be run; the message names the key and the fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entrant:
+    """One bot in the event: a command the harness launches, or a remote bot with a token."""
+
+    name: str
+    #: argv the harness starts once per event (``None`` for a remote entrant).
+    command: tuple[str, ...] | None = None
+    #: A remote entrant dials in itself, authenticated by this token.
+    token: str | None = None
+    #: The registered bot name when the entrant came from ``bot = "..."``.
+    bot: str | None = None
+    #: Extra environment for a launched bot (e.g. a search budget).
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def remote(self) -> bool:
+        return self.command is None
+
+    def describe(self) -> str:
+        if self.command is None:
+            return "remote (connects with its token)"
+        return shlex.join(self.command)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeSettings:
+    per_move_ms: int = 1000
+    bank_ms: int | None = None
+    connect_timeout_s: float = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class FaultSettings:
+    kind: Literal["forfeit", "strike"] = "forfeit"
+    max_strikes: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class RatingSettings:
+    #: TrueSkill dynamics; 0 for fixed bots (DESIGN.md: tau > 0 keeps ratings drifting).
+    tau: float = 0.0
+    draw_probability: float = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class EventConfig:
+    """A checked event: everything the schedule, executor, store and ratings need."""
+
+    name: str
+    entrants: tuple[Entrant, ...]
+    ruleset: str = SEVEN_ROCKS
+    players: int = 4
+    target: int = 250
+    round_cap: int = 200
+    format: Format = "pairings"
+    deals: int = 2
+    duplicate: bool = True
+    seed: int = 1
+    concurrency: int = 2
+    teams: tuple[tuple[str, str], ...] = ()
+    time: TimeSettings = field(default_factory=TimeSettings)
+    faults: FaultSettings = field(default_factory=FaultSettings)
+    ratings: RatingSettings = field(default_factory=RatingSettings)
+    #: Where the config came from, for messages ("<defaults>" or a path).
+    source: str = "<defaults>"
+
+    def make_ruleset(self) -> Ruleset:
+        return make_ruleset(self.ruleset, self.players, self.target, self.round_cap)
+
+    def entrant(self, name: str) -> Entrant:
+        for e in self.entrants:
+            if e.name == name:
+                return e
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """A plain-data copy for the database (tokens withheld)."""
+        return {
+            "name": self.name, "ruleset": self.ruleset, "players": self.players,
+            "target": self.target, "round_cap": self.round_cap, "format": self.format,
+            "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed,
+            "concurrency": self.concurrency, "teams": [list(t) for t in self.teams],
+            "time": {"per_move_ms": self.time.per_move_ms, "bank_ms": self.time.bank_ms,
+                     "connect_timeout_s": self.time.connect_timeout_s},
+            "faults": {"kind": self.faults.kind, "max_strikes": self.faults.max_strikes},
+            "ratings": {"tau": self.ratings.tau, "draw_probability": self.ratings.draw_probability},
+            "entrants": [
+                {"name": e.name, "command": list(e.command) if e.command else None,
+                 "remote": e.remote, "bot": e.bot}
+                for e in self.entrants
+            ],
+        }
+
+
+# ---------------------------------------------------------------------- parsing
+
+EVENT_KEYS = {
+    "name", "ruleset", "players", "target", "round_cap", "format", "deals", "duplicate",
+    "seed", "concurrency", "teams",
+}
+TOP_KEYS = {"event", "entrants", "time", "faults", "ratings"}
+ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
+TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
+FAULT_KEYS = {"policy", "max_strikes"}
+RATING_KEYS = {"tau", "draw_probability"}
+
+
+def _check_keys(where: str, table: Mapping[str, Any], valid: set[str]) -> None:
+    for key in table:
+        if key not in valid:
+            raise ConfigError(
+                f"{where}: unknown key {key!r}; valid keys are {', '.join(sorted(valid))}"
+            )
+
+
+def _get(where: str, table: Mapping[str, Any], key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+    if key not in table:
+        return default
+    value = table[key]
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # bool is an int in Python; a bool where a number is wanted is a typo.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise ConfigError(f"{where}.{key}: expected {_kind_name(kind)}, got {value!r}")
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+             list: "a list", dict: "a table"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _positive(where: str, value: int | float) -> None:
+    if value <= 0:
+        raise ConfigError(f"{where}: must be positive, got {value}")
+
+
+def bot_command(bot: str) -> tuple[str, ...]:
+    """The command that runs a registered bot: ``python -m <module of its entry point>``."""
+    try:
+        module = bot_module(bot)
+    except LookupError as e:
+        raise ConfigError(str(e)) from None
+    return (sys.executable, "-m", module)
+
+
+def _entrant(where: str, raw: Any) -> Entrant:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a table like {{name = \"greedy\", bot = \"greedy\"}}")
+    _check_keys(where, raw, ENTRANT_KEYS)
+    name = _get(where, raw, "name", str, None)
+    if name is None:
+        raise ConfigError(f"{where}: missing key 'name'")
+    if not NAME_RE.match(name):
+        raise ConfigError(
+            f"{where}.name: {name!r} is not a valid entrant name (letters, digits, '_' and '-', "
+            "at most 48, not starting with '-')"
+        )
+    where = f"{where} ({name})"
+    ways = [k for k in ("command", "bot", "remote") if k in raw and raw[k] is not False]
+    if len(ways) != 1:
+        raise ConfigError(
+            f"{where}: give exactly one of command = [...], bot = \"NAME\" or remote = true "
+            f"(got {', '.join(ways) or 'none'})"
+        )
+    env_raw = _get(where, raw, "env", dict, {})
+    env = tuple(sorted((str(k), str(v)) for k, v in env_raw.items()))
+    token = _get(where, raw, "token", str, None)
+    if ways == ["remote"]:
+        if raw["remote"] is not True:
+            raise ConfigError(f"{where}.remote: expected true, got {raw['remote']!r}")
+        if not token:
+            raise ConfigError(f"{where}: a remote entrant needs token = \"...\" (the secret its bot connects with)")
+        return Entrant(name, None, token, None, env)
+    if token is not None:
+        raise ConfigError(f"{where}.token: only remote entrants take a token; launched bots get one from the harness")
+    if ways == ["bot"]:
+        bot = _get(where, raw, "bot", str, None)
+        return Entrant(name, bot_command(bot), None, bot, env)
+    command = raw["command"]
+    if isinstance(command, str):
+        argv = tuple(shlex.split(command))
+    elif isinstance(command, list) and all(isinstance(a, str) for a in command):
+        argv = tuple(command)
+    else:
+        raise ConfigError(f"{where}.command: expected a string or a list of strings, got {command!r}")
+    if not argv:
+        raise ConfigError(f"{where}.command: the command is empty")
+    return Entrant(name, argv, None, None, env)
+
+
+def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConfig:
+    """Check a parsed TOML document and build the :class:`EventConfig`."""
+    _check_keys(source, data, TOP_KEYS)
+    ev = _get(source, data, "event", dict, {})
+    _check_keys(f"{source}: [event]", ev, EVENT_KEYS)
+    w = f"{source}: [event]"
+    name = _get(w, ev, "name", str, Path(source).stem if source.endswith(".toml") else "event")
+    if not NAME_RE.match(name):
+        raise ConfigError(f"{w}.name: {name!r} is not a valid event name (letters, digits, '_' and '-')")
+    ruleset = _get(w, ev, "ruleset", str, SEVEN_ROCKS)
+    if ruleset not in RULESET_NAMES:
+        raise ConfigError(f"{w}.ruleset: unknown ruleset {ruleset!r}; choose one of {', '.join(RULESET_NAMES)}")
+    players = _get(w, ev, "players", int, 4)
+    target = _get(w, ev, "target", int, 250)
+    round_cap = _get(w, ev, "round_cap", int, 200)
+    try:
+        make_ruleset(ruleset, players, target, round_cap)
+    except ValueError as e:
+        raise ConfigError(f"{w}: {e}") from None
+    fmt = _get(w, ev, "format", str, FORMATS[ruleset][0])
+    if fmt not in FORMATS[ruleset]:
+        raise ConfigError(f"{w}.format: {fmt!r} is not a format for {ruleset}; choose one of {', '.join(FORMATS[ruleset])}")
+    deals = _get(w, ev, "deals", int, 2)
+    _positive(f"{w}.deals", deals)
+    duplicate = _get(w, ev, "duplicate", bool, True)
+    seed = _get(w, ev, "seed", int, 1)
+    concurrency = _get(w, ev, "concurrency", int, 2)
+    _positive(f"{w}.concurrency", concurrency)
+
+    raw_entrants = _get(source, data, "entrants", list, None)
+    if not raw_entrants:
+        raise ConfigError(f"{source}: no entrants; add [[entrants]] tables (name plus command, bot or remote)")
+    entrants = tuple(_entrant(f"{source}: entrants[{i}]", e) for i, e in enumerate(raw_entrants))
+    seen: set[str] = set()
+    for entrant in entrants:
+        if entrant.name in seen:
+            raise ConfigError(f"{source}: duplicate entrant name {entrant.name!r}; every entrant needs its own name")
+        seen.add(entrant.name)
+    tokens = [x.token for x in entrants if x.token]
+    if len(tokens) != len(set(tokens)):
+        raise ConfigError(f"{source}: two remote entrants share a token; each needs its own")
+
+    teams_raw = _get(w, ev, "teams", list, [])
+    teams: list[tuple[str, str]] = []
+    for i, t in enumerate(teams_raw):
+        if not (isinstance(t, list) and len(t) == 2 and all(isinstance(x, str) for x in t)):
+            raise ConfigError(f"{w}.teams[{i}]: expected two entrant names, like [\"greedy\", \"random\"]")
+        for x in t:
+            if x not in seen:
+                raise ConfigError(f"{w}.teams[{i}]: {x!r} is not an entrant; entrants are {', '.join(sorted(seen))}")
+        teams.append((t[0], t[1]))
+    if fmt == "teams":
+        if len(teams) < 2:
+            raise ConfigError(f"{w}: format \"teams\" needs teams = [[a, b], [c, d], ...] with at least two teams")
+        members = [x for t in teams for x in t]
+        dup = sorted({x for x in members if members.count(x) > 1})
+        if dup:
+            raise ConfigError(f"{w}.teams: {', '.join(dup)} in more than one team; fixed partnerships are disjoint")
+    elif teams:
+        raise ConfigError(f"{w}.teams: only used with format = \"teams\" (the format is {fmt!r})")
+    need = {"pairings": 4, "self": 2, "teams": 4, "seatings": players}[fmt]
+    if len(entrants) < need:
+        raise ConfigError(f"{w}: format {fmt!r} needs at least {need} entrants, got {len(entrants)}")
+
+    tm = _get(source, data, "time", dict, {})
+    _check_keys(f"{source}: [time]", tm, TIME_KEYS)
+    per_move = _get(f"{source}: [time]", tm, "per_move_ms", int, 1000)
+    _positive(f"{source}: [time].per_move_ms", per_move)
+    bank = _get(f"{source}: [time]", tm, "bank_ms", int, None)
+    connect = float(_get(f"{source}: [time]", tm, "connect_timeout_s", (int, float), 20.0))
+    _positive(f"{source}: [time].connect_timeout_s", connect)
+
+    fl = _get(source, data, "faults", dict, {})
+    _check_keys(f"{source}: [faults]", fl, FAULT_KEYS)
+    policy = _get(f"{source}: [faults]", fl, "policy", str, "forfeit")
+    if policy not in ("forfeit", "strike"):
+        raise ConfigError(f"{source}: [faults].policy: {policy!r}; choose forfeit or strike")
+    strikes = _get(f"{source}: [faults]", fl, "max_strikes", int, 3)
+    _positive(f"{source}: [faults].max_strikes", strikes)
+
+    rt = _get(source, data, "ratings", dict, {})
+    _check_keys(f"{source}: [ratings]", rt, RATING_KEYS)
+    tau = float(_get(f"{source}: [ratings]", rt, "tau", (int, float), 0.0))
+    draw = float(_get(f"{source}: [ratings]", rt, "draw_probability", (int, float), 0.01))
+    if tau < 0 or not 0 < draw < 1:
+        raise ConfigError(f"{source}: [ratings]: tau must be >= 0 and draw_probability in (0, 1)")
+
+    return EventConfig(
+        name=name, entrants=entrants, ruleset=ruleset, players=players, target=target,
+        round_cap=round_cap, format=fmt, deals=deals,
+        duplicate=duplicate, seed=seed, concurrency=concurrency, teams=tuple(teams),
+        time=TimeSettings(per_move, bank, connect),
+        faults=FaultSettings(policy, strikes),
+        ratings=RatingSettings(tau, draw), source=source,
+    )
+
+
+def load_config(path: Path) -> EventConfig:
+    """Read and check an event config file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    return parse_config(data, str(path))
+
+
+#: Settings passed to slow registered bots in the default event so it stays short.
+DEFAULT_BOT_ENV: dict[str, dict[str, str]] = {}
+
+
+def default_config() -> EventConfig:
+    """The embedded event: every registered reference bot, pairings, sized to finish in minutes.
+
+    With fewer than four registered bots the pairings format cannot seat
+    distinct partnerships, so the default falls back to ``self`` (each bot
+    partnered with itself).
+    """
+    names = bot_names()
+    if len(names) < 2:
+        raise ConfigError("fewer than two bots are registered in the 'sevenrocks.bots' entry-point group; "
+                          "install the package (pip install -e .) or pass a config file")
+    entrants = [{"name": n, "bot": n, "env": DEFAULT_BOT_ENV.get(n, {})} for n in names]
+    fmt = "pairings" if len(names) >= 4 else "self"
+    data = {"event": {"name": "default", "format": fmt, "deals": 2, "seed": 1, "concurrency": 2},
+            "entrants": entrants}
+    return parse_config(data, "<defaults>")

@@ -1,0 +1,184 @@
+"""Executors: where scheduled matches are played.
+
+An :class:`Executor` takes match tasks and reports each :class:`MatchOutcome`
+as it finishes; it knows nothing of storage or ratings, and a task may be run
+again safely (the store keeps the first result). :class:`LocalExecutor` runs
+one embedded gRPC referee on loopback and launches each command entrant's bot
+process once (a bot plays many seats at once). :class:`InProcessExecutor` plays
+registered bots in this process with no network, to measure the event's own
+overhead. A cluster executor (issue 6) fits the same protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from .config import EventConfig
+from .outcome import Fault, MatchOutcome, final_ranks
+from .schedule import MatchTask
+
+OnResult = Callable[[MatchOutcome], None]
+
+
+class EntrantsUnreachable(RuntimeError):
+    """Some entrants never connected to the referee; the message says which and where to look."""
+
+
+class Executor(Protocol):
+    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+        """Play ``tasks`` (any order, any overlap) and call ``on_result`` for each finished one."""
+        ...
+
+
+async def run_pool(tasks: Sequence[MatchTask], concurrency: int, play: Callable[[MatchTask], Any]) -> None:
+    """Run ``play`` over the tasks with at most ``concurrency`` at once, in schedule order.
+
+    A fixed pool of workers pulls from the list, so a 100,000-match event does not
+    create 100,000 waiting coroutines; the first error cancels the rest.
+    """
+    queue = iter(tasks)
+
+    async def worker() -> None:
+        for task in queue:
+            await play(task)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+
+
+@dataclass
+class LocalExecutor:
+    """One embedded referee on loopback plus one process per command entrant."""
+
+    config: EventConfig
+    #: Bot logs go here, one file per entrant.
+    log_dir: Path
+    concurrency: int = 2
+    address: str = "127.0.0.1:0"
+
+    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+        from .launch import BotProcess
+        from .referee import FaultPolicy, Referee, TimeControl
+
+        cfg = self.config
+        tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
+        referee = Referee(
+            tokens,
+            TimeControl(cfg.time.per_move_ms, cfg.time.bank_ms, cfg.time.connect_timeout_s),
+            FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
+        )
+        port = await referee.start(self.address)
+        host = self.address.rpartition(":")[0]
+        target = f"{host}:{port}"
+        procs: dict[str, Any] = {}
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            for e in cfg.entrants:
+                if e.command is not None:
+                    command = list(e.command)
+                    if e.env:
+                        command = ["env", *(f"{k}={v}" for k, v in e.env), *command]
+                    procs[e.name] = BotProcess.start(command, target, tokens[e.name], self.log_dir / f"{e.name}.log")
+                    # Lets the referee tell a crash (process exited) from a disconnect.
+                    referee.attach_process(e.name, procs[e.name])
+            names = [e.name for e in cfg.entrants]
+            connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
+            missing = [n for n in names if n not in connected]
+            if missing:
+                raise EntrantsUnreachable(_unreachable_message(cfg, missing, procs, self.log_dir, target))
+
+            async def play(task: MatchTask) -> None:
+                started = time.perf_counter()
+                m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
+                                             extra={"event_id": task.event_id, "deal": task.deal})
+                fault = None if m.offender is None else Fault(m.offender.seat, m.offender.cause.value, m.offender.detail)
+                rounds = _rounds(m.events)
+                on_result(MatchOutcome(
+                    task, m.reason, m.winner, tuple(m.scores),
+                    final_ranks(task.ruleset.build(), tuple(m.scores), m.winner, fault),
+                    rounds, fault, {int(k): list(v) for k, v in m.decision_ms.items()},
+                    tuple(m.record_lines), time.perf_counter() - started,
+                ))
+
+            await run_pool(tasks, self.concurrency, play)
+        finally:
+            for p in procs.values():
+                p.terminate()
+            await referee.stop()
+
+
+def _rounds(events: Sequence[Any]) -> int:
+    from sevenrocks.sdk.rules import MatchEnd
+
+    for ev in reversed(events):
+        if isinstance(ev, MatchEnd):
+            return ev.rounds
+    return 0
+
+
+def _unreachable_message(cfg: EventConfig, missing: list[str], procs: dict[str, Any], log_dir: Path, target: str) -> str:
+    lines = [f"{len(missing)} entrant(s) did not connect to the referee at {target} "
+             f"within {cfg.time.connect_timeout_s:g}s:"]
+    for name in missing:
+        e = cfg.entrant(name)
+        if e.remote:
+            lines.append(f"  {name}: remote; start it with SEVENROCKS_REFEREE={target} and its token")
+        else:
+            p = procs.get(name)
+            state = "exited" if p is not None and not p.alive else "running but silent"
+            log = log_dir / f"{name}.log"
+            tail = _tail(log)
+            lines.append(f"  {name}: `{e.describe()}` {state}; log {log}" + (f":\n{tail}" if tail else ""))
+    lines.append("Check the commands run on their own, or raise [time].connect_timeout_s.")
+    return "\n".join(lines)
+
+
+def _tail(path: Path, n: int = 5) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join("      " + line for line in text[-n:])
+
+
+@dataclass
+class InProcessExecutor:
+    """Registered bots played in this process by :func:`play_local` (no referee, no clocks).
+
+    For measuring the event's own cost and for quick experiments: it has no
+    time control and no fault handling, so events are run over gRPC.
+    """
+
+    config: EventConfig
+
+    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+        from sevenrocks.sdk.local import play_local
+        from sevenrocks.sdk.registry import load_bot
+
+        classes = {}
+        for e in self.config.entrants:
+            if e.bot is None:
+                raise ValueError(f"entrant {e.name!r} is not a registered bot; the in-process executor "
+                                 "plays only bot = \"NAME\" entrants")
+            classes[e.name] = load_bot(e.bot)
+        for task in tasks:
+            started = time.perf_counter()
+            bots = [classes[s](seed=task.seed + i) for i, s in enumerate(task.seats)]
+            m = play_local(bots, task.ruleset.build(), task.seed, match_id=task.match_id, names=task.seats)
+            end = m.end
+            on_result(MatchOutcome(
+                task, end.reason.value, end.winner, tuple(end.scores), tuple(m.state.final_ranks()),
+                end.rounds, None, {}, tuple(m.record_lines()), time.perf_counter() - started,
+            ))
+            await asyncio.sleep(0)

@@ -1,0 +1,291 @@
+"""The leaderboard: ratings and statistics rebuilt from a database, as plain data.
+
+Everything here is recomputed from stored results (never from memory of a run),
+so any leaderboard can be rebuilt, for one event or for a league of events in
+one file. :mod:`sevenrocks.server.publish` renders it as a table, JSON, CSV,
+Markdown or a self-contained HTML page.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+from .ratings import RatingBook, pair_name
+from .stats import percentile, wilson
+from .store import EventInfo, Store, StoredMatch
+
+
+class LeaderboardError(ValueError):
+    """The selection cannot make one leaderboard (no such event, mixed rulesets)."""
+
+
+@dataclass(slots=True)
+class Row:
+    """One rated subject: a bot, or a partnership pairing."""
+
+    rank: int
+    name: str
+    mu: float
+    sigma: float
+    conservative: float
+    matches: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    win_rate: float = math.nan
+    win_low: float = math.nan
+    win_high: float = math.nan
+    points_per_match: float = math.nan
+    margin_per_match: float = math.nan
+    forfeits: dict[str, int] = field(default_factory=dict)
+    decision_p50_ms: float = math.nan
+    decision_p95_ms: float = math.nan
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateRow:
+    """Two partnerships compared deal by deal: each played the deal from both sides."""
+
+    first: str
+    second: str
+    deals: int
+    first_both: int
+    split: int
+    second_both: int
+    #: Mean over deals of the first side's score margin summed over both seatings.
+    margin_per_deal: float
+    margin_low: float
+    margin_high: float
+
+
+@dataclass(slots=True)
+class Leaderboard:
+    events: list[str]
+    ruleset: str
+    players: int
+    matches: int
+    scheduled: int
+    bots: list[Row]
+    pairs: list[Row]
+    #: Row subject -> column subject -> (row's wins + half draws, matches).
+    matrix: dict[str, dict[str, tuple[float, int]]]
+    matrix_kind: str
+    duplicates: list[DuplicateRow]
+    #: (matches applied, {bot: conservative rating}) through the event.
+    history: list[tuple[int, dict[str, float]]]
+    tau: float
+
+    @property
+    def partnerships(self) -> bool:
+        return self.ruleset == "seven-rocks"
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["matrix"] = {r: {c: {"score": s, "matches": n} for c, (s, n) in cols.items()} for r, cols in self.matrix.items()}
+        out["history"] = [{"matches": n, "conservative": v} for n, v in self.history]
+        cleaned: dict[str, Any] = _clean(out)
+        return cleaned
+
+
+def _clean(x: Any) -> Any:
+    """JSON has no NaN: missing statistics become null."""
+    if isinstance(x, float):
+        return None if math.isnan(x) else round(x, 4)
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    return x
+
+
+def select_events(store: Store, event: str | None) -> list[EventInfo]:
+    infos = store.events()
+    if not infos:
+        raise LeaderboardError(f"{store.path} holds no events yet; run `sevenrocks tournament --db {store.path}` first")
+    if event is not None:
+        chosen = [e for e in infos if e.event_id == event]
+        if not chosen:
+            raise LeaderboardError(f"no event {event!r} in {store.path}; events: {', '.join(e.event_id for e in infos)}")
+        return chosen
+    kinds = {(e.ruleset, e.players) for e in infos}
+    if len(kinds) > 1:
+        raise LeaderboardError(
+            f"{store.path} holds events of different rulesets ({', '.join(sorted(f'{r}/{p}' for r, p in kinds))}); "
+            f"choose one with --event NAME (events: {', '.join(e.event_id for e in infos)})"
+        )
+    return infos
+
+
+def build_leaderboard(store: Store, event: str | None = None, history_points: int = 120) -> Leaderboard:
+    """The leaderboard of one event, or of every event in the file (a league) in creation order."""
+    infos = select_events(store, event)
+    ids = [e.event_id for e in infos]
+    ratings_cfg = infos[-1].config.get("ratings", {})
+    tau = float(ratings_cfg.get("tau", 0.0))
+    draw = float(ratings_cfg.get("draw_probability", 0.01))
+    partnerships = infos[0].ruleset == "seven-rocks"
+    matches = store.matches(ids)
+    book = RatingBook(partnerships, tau, draw)
+    every = max(1, math.ceil(len(matches) / history_points))
+    history: list[tuple[int, dict[str, float]]] = [(0, {})]
+    for n, m in enumerate(matches, start=1):
+        book.apply(m.seats, m.ranks)
+        if n % every == 0 or n == len(matches):
+            history.append((n, {k: r.conservative for k, r in book.bots().items()}))
+    bots = _rows(book.bots(), _bot_stats(matches, partnerships))
+    pairs = _rows(book.pairs(), _pair_stats(matches)) if partnerships else []
+    if partnerships:
+        matrix, kind = _pair_matrix(matches), "partnerships"
+    else:
+        matrix, kind = _bot_matrix(matches), "bots"
+    return Leaderboard(
+        ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
+        bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
+    )
+
+
+# ---------------------------------------------------------------------- statistics
+
+@dataclass(slots=True)
+class _Acc:
+    matches: int = 0
+    wins: int = 0
+    draws: int = 0
+    points: float = 0.0
+    margin: float = 0.0
+    forfeits: Counter[str] = field(default_factory=Counter)
+    decisions: list[float] = field(default_factory=list)
+
+    def add(self, m: StoredMatch, seat: int, partnerships: bool) -> None:
+        """Count match ``m`` for the team of ``seat``."""
+        outcome, points, margin = _seat_result(m, seat, partnerships)
+        self.matches += 1
+        self.wins += outcome == 1
+        self.draws += outcome == 0
+        self.points += points
+        self.margin += margin
+
+
+def _seat_result(m: StoredMatch, seat: int, partnerships: bool) -> tuple[int, float, float]:
+    """(+1 win / 0 draw / -1 loss, points, margin) of the team of ``seat``."""
+    team = seat % 2 if partnerships else seat
+    if m.winner is None:
+        outcome = 0
+    else:
+        outcome = 1 if m.winner == team else -1
+    own = m.scores[team]
+    others = [s for t, s in enumerate(m.scores) if t != team]
+    return outcome, float(own), own - sum(others) / len(others)
+
+
+def _bot_stats(matches: Sequence[StoredMatch], partnerships: bool) -> dict[str, _Acc]:
+    acc: dict[str, _Acc] = defaultdict(_Acc)
+    for m in matches:
+        # A bot holding both seats of a partnership plays the match once.
+        seen: set[str] = set()
+        for seat, name in enumerate(m.seats):
+            a = acc[name]
+            a.decisions.extend(m.decision_ms.get(seat, ()))
+            if name in seen:
+                continue
+            seen.add(name)
+            a.add(m, seat, partnerships)
+        if m.fault is not None:
+            acc[m.seats[m.fault.seat]].forfeits[m.fault.cause] += 1
+    return acc
+
+
+def _pair_stats(matches: Sequence[StoredMatch]) -> dict[str, _Acc]:
+    acc: dict[str, _Acc] = defaultdict(_Acc)
+    for m in matches:
+        for team in (0, 1):
+            name = pair_name(m.seats[team], m.seats[team + 2])
+            a = acc[name]
+            a.add(m, team, True)
+            for seat in (team, team + 2):
+                a.decisions.extend(m.decision_ms.get(seat, ()))
+            if m.fault is not None and m.fault.seat % 2 == team:
+                a.forfeits[m.fault.cause] += 1
+    return acc
+
+
+def _rows(ratings: dict[str, Any], acc: dict[str, _Acc]) -> list[Row]:
+    order = sorted(ratings, key=lambda k: (-ratings[k].conservative, k))
+    rows = []
+    for rank, name in enumerate(order, start=1):
+        r = ratings[name]
+        a = acc.get(name, _Acc())
+        row = Row(rank, name, r.mu, r.sigma, r.conservative, a.matches, a.wins, a.draws,
+                  a.matches - a.wins - a.draws, forfeits=dict(sorted(a.forfeits.items())))
+        if a.matches:
+            score = a.wins + a.draws / 2
+            row.win_rate = score / a.matches
+            row.win_low, row.win_high = wilson(score, a.matches)
+            row.points_per_match = a.points / a.matches
+            row.margin_per_match = a.margin / a.matches
+        if a.decisions:
+            row.decision_p50_ms = percentile(a.decisions, 50)
+            row.decision_p95_ms = percentile(a.decisions, 95)
+        rows.append(row)
+    return rows
+
+
+def _pair_matrix(matches: Sequence[StoredMatch]) -> dict[str, dict[str, tuple[float, int]]]:
+    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    for m in matches:
+        p, q = pair_name(m.seats[0], m.seats[2]), pair_name(m.seats[1], m.seats[3])
+        score = 0.5 if m.winner is None else float(m.winner == 0)
+        cells[p][q][0] += score
+        cells[p][q][1] += 1
+        cells[q][p][0] += 1 - score
+        cells[q][p][1] += 1
+    return {r: {c: (v[0], int(v[1])) for c, v in cols.items()} for r, cols in cells.items()}
+
+
+def _bot_matrix(matches: Sequence[StoredMatch]) -> dict[str, dict[str, tuple[float, int]]]:
+    """Fives: how often the row bot finished ahead of the column bot (ties count half)."""
+    cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
+    for m in matches:
+        for i, a in enumerate(m.seats):
+            for j, b in enumerate(m.seats):
+                if i != j and a != b:
+                    ri, rj = m.ranks[i], m.ranks[j]
+                    cells[a][b][0] += 1.0 if ri < rj else 0.5 if ri == rj else 0.0
+                    cells[a][b][1] += 1
+    return {r: {c: (v[0], int(v[1])) for c, v in cols.items()} for r, cols in cells.items()}
+
+
+def _duplicates(matches: Sequence[StoredMatch]) -> list[DuplicateRow]:
+    """Seven Rocks: per duplicate group (a deal and its seat exchange), each side's summed margin."""
+    groups: dict[str, list[StoredMatch]] = defaultdict(list)
+    for m in matches:
+        groups[m.group].append(m)
+    per_matchup: dict[tuple[str, str], list[tuple[float, int]]] = defaultdict(list)
+    for ms in groups.values():
+        if len(ms) != 2:
+            continue  # the twin is not played yet
+        first = sorted({pair_name(ms[0].seats[0], ms[0].seats[2]), pair_name(ms[0].seats[1], ms[0].seats[3])})
+        if first[0] == first[1]:
+            continue
+        p, q = first
+        margin = 0.0
+        wins = 0
+        for m in ms:
+            team = 0 if pair_name(m.seats[0], m.seats[2]) == p else 1
+            margin += m.scores[team] - m.scores[1 - team]
+            wins += 1 if m.winner == team else 0
+        per_matchup[(p, q)].append((margin, wins))
+    rows = []
+    for (p, q), deals in sorted(per_matchup.items()):
+        margins = [d[0] for d in deals]
+        mean = statistics.fmean(margins)
+        half = 1.96 * statistics.stdev(margins) / math.sqrt(len(margins)) if len(margins) > 1 else math.nan
+        rows.append(DuplicateRow(
+            p, q, len(deals), sum(1 for d in deals if d[1] == 2), sum(1 for d in deals if d[1] == 1),
+            sum(1 for d in deals if d[1] == 0), mean, mean - half, mean + half,
+        ))
+    return rows

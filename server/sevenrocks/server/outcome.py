@@ -1,0 +1,48 @@
+"""The result of one scheduled match, as plain data: what the store keeps and ratings read.
+
+Executors produce a :class:`MatchOutcome` however they played the match (the
+embedded referee, a cluster worker, in process); it pickles, so it can come
+back from another machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sevenrocks.sdk.rules import FaultCause, GameState, Offender, Ruleset
+
+from .schedule import MatchTask
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    seat: int
+    cause: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOutcome:
+    task: MatchTask
+    #: ``target``, ``forfeit`` or ``round_cap`` (match_end.reason).
+    reason: str
+    winner: int | None
+    scores: tuple[int, ...]
+    #: Rank of each team (0 best, ties share), as :meth:`GameState.final_ranks`.
+    ranks: tuple[int, ...]
+    rounds: int
+    fault: Fault | None
+    #: Seat -> decision times in ms, as the referee measured them.
+    decision_ms: dict[int, list[float]] = field(default_factory=dict)
+    record_lines: tuple[str, ...] = ()
+    duration_s: float = 0.0
+
+
+def final_ranks(ruleset: Ruleset, scores: tuple[int, ...], winner: int | None, offender: Fault | None) -> tuple[int, ...]:
+    """Team ranks by the engine's own rule (offender last, winner first, others by score)."""
+    state = GameState(ruleset)
+    state.scores = list(scores)
+    state.winner = winner
+    if offender is not None:
+        state.offender = Offender(offender.seat, FaultCause(offender.cause), offender.detail)
+    return tuple(state.final_ranks())

@@ -1,0 +1,208 @@
+"""Rendering a :class:`Leaderboard`: terminal table, JSON, CSV, Markdown and one HTML page.
+
+The HTML page is self-contained (inline CSS, JS and SVG; no network request),
+so it can be mailed, archived or served as a static file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any, Callable
+
+from .leaderboard import Leaderboard, Row
+
+FORMATS = ("table", "json", "csv", "md", "html")
+#: File name of each format in a tournament's output folder.
+FILE_NAMES = {"table": "leaderboard.txt", "json": "leaderboard.json", "csv": "leaderboard.csv",
+              "md": "leaderboard.md", "html": "leaderboard.html"}
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+           "#7f7f7f", "#bcbd22"]
+
+
+def _f(x: float, digits: int = 2) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _pct(x: float) -> str:
+    return "–" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def _ci(row: Row) -> str:
+    return "–" if math.isnan(row.win_low) else f"{100 * row.win_low:.0f}–{100 * row.win_high:.0f}%"
+
+
+def _forfeits(row: Row) -> str:
+    return ", ".join(f"{c} {n}" for c, n in row.forfeits.items()) or "0"
+
+
+#: (header, cell) columns shared by every tabular format.
+COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
+    ("rank", lambda r: str(r.rank)),
+    ("name", lambda r: r.name),
+    ("mu-3σ", lambda r: _f(r.conservative)),
+    ("mu", lambda r: _f(r.mu)),
+    ("σ", lambda r: _f(r.sigma)),
+    ("matches", lambda r: str(r.matches)),
+    ("W-D-L", lambda r: f"{r.wins}-{r.draws}-{r.losses}"),
+    ("win rate", lambda r: _pct(r.win_rate)),
+    ("95% CI", _ci),
+    ("points/match", lambda r: _f(r.points_per_match, 1)),
+    ("margin/match", lambda r: _f(r.margin_per_match, 1)),
+    ("forfeits", _forfeits),
+    ("p50 ms", lambda r: _f(r.decision_p50_ms, 1)),
+    ("p95 ms", lambda r: _f(r.decision_p95_ms, 1)),
+]
+
+
+def _title(lb: Leaderboard) -> str:
+    players = "" if lb.partnerships else f" ({lb.players} players)"
+    return (f"{', '.join(lb.events)}: {lb.ruleset}{players}, {lb.matches} of {lb.scheduled} matches, "
+            f"TrueSkill tau={lb.tau:g}")
+
+
+def render_table(lb: Leaderboard) -> str:
+    """Fixed-width text tables (what the terminal shows)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=io.StringIO(), width=160, record=True, color_system=None)
+    for label, rows in (("Bots", lb.bots), ("Partnership pairings", lb.pairs)):
+        if not rows:
+            continue
+        t = Table(title=f"{label} — {_title(lb)}" if label == "Bots" else label, title_justify="left")
+        for header, _ in COLUMNS:
+            t.add_column(header, justify="left" if header == "name" else "right")
+        for r in rows:
+            t.add_row(*(cell(r) for _, cell in COLUMNS))
+        console.print(t)
+    if lb.duplicates:
+        t = Table(title="Duplicate deals (each deal played from both sides)", title_justify="left")
+        for h in ("first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"):
+            t.add_column(h, justify="left" if h in ("first", "second") else "right")
+        for d in lb.duplicates:
+            t.add_row(d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
+                      _f(d.margin_per_deal, 1), f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}")
+        console.print(t)
+    return console.export_text()
+
+
+def render_json(lb: Leaderboard) -> str:
+    return json.dumps(lb.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_csv(lb: Leaderboard) -> str:
+    """One row per rated subject; ``kind`` tells bots from partnerships."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["kind", "rank", "name", "conservative", "mu", "sigma", "matches", "wins", "draws", "losses",
+                "win_rate", "win_low", "win_high", "points_per_match", "margin_per_match", "forfeits",
+                "decision_p50_ms", "decision_p95_ms"])
+    for kind, rows in (("bot", lb.bots), ("pair", lb.pairs)):
+        for r in rows:
+            w.writerow([kind, r.rank, r.name, *(_csvnum(x) for x in (r.conservative, r.mu, r.sigma)),
+                        r.matches, r.wins, r.draws, r.losses,
+                        *(_csvnum(x) for x in (r.win_rate, r.win_low, r.win_high, r.points_per_match,
+                                                r.margin_per_match)),
+                        ";".join(f"{c}={n}" for c, n in r.forfeits.items()),
+                        _csvnum(r.decision_p50_ms), _csvnum(r.decision_p95_ms)])
+    return buf.getvalue()
+
+
+def _csvnum(x: float) -> str:
+    return "" if math.isnan(x) else f"{x:.4f}"
+
+
+def _md_table(headers: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def render_md(lb: Leaderboard) -> str:
+    parts = [f"# Leaderboard\n\n{_title(lb)}. Ranked by the conservative rating mu - 3σ.\n", "## Bots\n",
+             _md_table([h for h, _ in COLUMNS], [[c(r) for _, c in COLUMNS] for r in lb.bots])]
+    if lb.pairs:
+        parts += ["\n## Partnership pairings\n",
+                  _md_table([h for h, _ in COLUMNS], [[c(r) for _, c in COLUMNS] for r in lb.pairs])]
+    if lb.duplicates:
+        parts += ["\n## Duplicate deals\n", _md_table(
+            ["first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"],
+            [[d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
+              _f(d.margin_per_deal, 1), f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}"] for d in lb.duplicates])]
+    return "\n".join(parts) + "\n"
+
+
+def _chart(lb: Leaderboard, width: int = 720, height: int = 300) -> dict[str, Any]:
+    """SVG polylines of each bot's conservative rating over the event."""
+    names = [r.name for r in lb.bots]
+    points = [(n, v) for n, v in lb.history if v]
+    if not points:
+        return {"width": width, "height": height, "lines": [], "yticks": [], "xmax": 0}
+    values = [x for _, v in points for x in v.values()]
+    lo, hi = math.floor(min(values)), math.ceil(max(values))
+    if hi - lo < 1:
+        hi = lo + 1
+    xmax = max(points[-1][0], 1)
+    pad = 40
+
+    def sx(n: int) -> float:
+        return pad + (width - 2 * pad) * n / xmax
+
+    def sy(v: float) -> float:
+        return height - pad - (height - 2 * pad) * (v - lo) / (hi - lo)
+
+    lines = []
+    for i, name in enumerate(names):
+        pts = " ".join(f"{sx(n):.1f},{sy(v[name]):.1f}" for n, v in points if name in v)
+        lines.append({"name": name, "color": PALETTE[i % len(PALETTE)], "points": pts})
+    step = max(1, math.ceil((hi - lo) / 6))
+    yticks = [{"y": sy(v), "label": str(v)} for v in range(lo, hi + 1, step)]
+    return {"width": width, "height": height, "lines": lines, "yticks": yticks, "xmax": xmax,
+            "x0": pad, "x1": width - pad, "y0": height - pad, "y1": pad}
+
+
+def render_html(lb: Leaderboard) -> str:
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("sevenrocks.server", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]))
+    subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)]
+    matrix = [[_matrix_cell(lb, a, b) for b in subjects] for a in subjects]
+    return env.get_template("leaderboard.html.j2").render(
+        lb=lb, title=_title(lb), columns=COLUMNS, subjects=subjects, matrix=matrix, chart=_chart(lb),
+        fmt=_f, data_json=json.dumps({"bots": [r.name for r in lb.bots], "pairs": [r.name for r in lb.pairs]}),
+    )
+
+
+def _matrix_cell(lb: Leaderboard, a: str, b: str) -> dict[str, Any]:
+    score, n = lb.matrix.get(a, {}).get(b, (0.0, 0))
+    if a == b or n == 0:
+        return {"text": "", "title": "", "shade": None}
+    rate = score / n
+    return {"text": f"{100 * rate:.0f}%", "title": f"{a} vs {b}: {score:g} of {n}", "shade": rate}
+
+
+RENDERERS: dict[str, Callable[[Leaderboard], str]] = {
+    "table": render_table, "json": render_json, "csv": render_csv, "md": render_md, "html": render_html,
+}
+
+
+def render(lb: Leaderboard, fmt: str) -> str:
+    return RENDERERS[fmt](lb)
+
+
+def write_all(lb: Leaderboard, out_dir: Path) -> list[Path]:
+    """Write every format into ``out_dir``; returns the files written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt, name in FILE_NAMES.items():
+        path = out_dir / name
+        tmp = path.with_name(name + ".tmp")
+        tmp.write_text(render(lb, fmt), encoding="utf-8")
+        tmp.replace(path)
+        written.append(path)
+    return written

@@ -1,0 +1,138 @@
+"""The schedule: an event config turned into the ordered list of matches to play.
+
+Every match is a :class:`MatchTask` fully named by the event, the deal seed and
+the seating, so a task can run anywhere, any number of times, and be stored
+once under its id. The order is deal by deal (every matchup meets deal 0 before
+any meets deal 1), so a half-played event has an even spread of results and the
+ratings, which are applied in this order, are a pure function of the results.
+
+Seating (DESIGN.md, "What measurements say"): in a partnership matchup
+{A, B} vs {C, D} the two cyclic orders (A C B D and A D B C) both play every
+deal. A duplicate deal replays the deal with every player moved one seat
+clockwise: each partnership then holds the other's hands, the cyclic order is
+kept, and the seat the lot picks to lead now belongs to the other side. On odd
+deals the partners swap places, so every entrant sits in every seat equally.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from sevenrocks.sdk.rules import Ruleset, make_ruleset
+
+from .config import EventConfig
+from .stats import derive_seed
+
+
+@dataclass(frozen=True, slots=True)
+class RulesetSpec:
+    """The ruleset as plain data, cheap to send to another process."""
+
+    name: str
+    players: int
+    target: int
+    round_cap: int
+
+    def build(self) -> Ruleset:
+        return make_ruleset(self.name, self.players, self.target, self.round_cap)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchTask:
+    """One match to play: idempotent and independent of every other task."""
+
+    event_id: str
+    match_id: str
+    ruleset: RulesetSpec
+    seed: int
+    #: Entrant names in seat order.
+    seats: tuple[str, ...]
+    #: Position in schedule order; ratings apply results in this order.
+    index: int
+    #: Which deal of the event (the seed is derived from it).
+    deal: int
+    #: Matches sharing a group played the same deal with the seats exchanged.
+    group: str
+
+
+def deal_seed(event_seed: int, deal: int) -> int:
+    """The engine seed of deal ``deal``: the same for every matchup of the event."""
+    return derive_seed("sevenrocks-event", event_seed, deal)
+
+
+def match_id(event_id: str, deal: int, seats: Sequence[str]) -> str:
+    """A match's id from what defines it; entrant names never contain '.'."""
+    return f"{event_id}-d{deal:03d}-{'.'.join(seats)}"
+
+
+def _rotate(seats: Sequence[str], k: int = 1) -> tuple[str, ...]:
+    """Move every player ``k`` seats clockwise."""
+    n = len(seats)
+    return tuple(seats[(i - k) % n] for i in range(n))
+
+
+def partnership_matchups(config: EventConfig) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    """The partnership matchups of a Seven Rocks event, in a fixed order."""
+    names = [e.name for e in config.entrants]
+    if config.format == "self":
+        return [((a, a), (b, b)) for a, b in itertools.combinations(names, 2)]
+    if config.format == "teams":
+        return list(itertools.combinations(config.teams, 2))
+    pairs = list(itertools.combinations(names, 2))
+    return [(p, q) for p, q in itertools.combinations(pairs, 2) if not set(p) & set(q)]
+
+
+def _partnership_seatings(p: tuple[str, str], q: tuple[str, str], deal: int, duplicate: bool) -> Iterator[tuple[str, ...]]:
+    a, b = p if deal % 2 == 0 else (p[1], p[0])
+    c, d = q if deal % 2 == 0 else (q[1], q[0])
+    orders = [(a, c, b, d), (a, d, b, c)]
+    seen: set[tuple[str, ...]] = set()
+    for order in orders:
+        for seating in ([order, _rotate(order)] if duplicate else [order if deal % 2 == 0 else _rotate(order)]):
+            if seating not in seen:
+                seen.add(seating)
+                yield seating
+
+
+def _fives_seatings(group: tuple[str, ...], deal: int, duplicate: bool) -> Iterator[tuple[str, ...]]:
+    first, rest = group[0], group[1:]
+    for perm in itertools.permutations(rest):
+        order = (first, *perm)
+        if duplicate:
+            for k in range(len(order)):
+                yield _rotate(order, k)
+        else:
+            yield _rotate(order, deal % len(order))
+
+
+def build_schedule(config: EventConfig) -> list[MatchTask]:
+    """Every match of the event in schedule order."""
+    rs = config.make_ruleset()
+    spec = RulesetSpec(rs.name, rs.players, rs.target, rs.round_cap)
+    tasks: list[MatchTask] = []
+    for deal in range(config.deals):
+        seed = deal_seed(config.seed, deal)
+        if rs.partnerships:
+            for p, q in partnership_matchups(config):
+                for n, seats in enumerate(_partnership_seatings(p, q, deal, config.duplicate)):
+                    group = f"d{deal}-{'.'.join(sorted(p))}~{'.'.join(sorted(q))}-o{n // 2 if config.duplicate else n}"
+                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec, seed,
+                                           seats, len(tasks), deal, group))
+        else:
+            for combo in itertools.combinations([e.name for e in config.entrants], rs.players):
+                for seats in _fives_seatings(combo, deal, config.duplicate):
+                    group = f"d{deal}-{'.'.join(combo)}"
+                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec, seed,
+                                           seats, len(tasks), deal, group))
+    return tasks
+
+
+def fingerprint(tasks: Sequence[MatchTask]) -> str:
+    """A digest of what the schedule plays: resuming needs the same one."""
+    h = hashlib.sha256()
+    for t in tasks:
+        h.update(f"{t.match_id}|{t.seed}|{t.ruleset}\n".encode())
+    return h.hexdigest()[:16]
