@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from .layout import Port
 from .tiles import Tile
@@ -65,8 +65,10 @@ class RoundStart:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Play:
+class Play(NamedTuple):
+    """A placement. Play, Pass and Draw are named tuples, not dataclasses: the engine
+    creates one per move, and a frozen dataclass costs four times as much to build."""
+
     round: int
     seat: int
     tile: Tile
@@ -83,8 +85,7 @@ class Play:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Pass:
+class Pass(NamedTuple):
     round: int
     seat: int
 
@@ -92,8 +93,7 @@ class Pass:
         return {"event": "pass", "round": self.round, "seat": self.seat}
 
 
-@dataclass(frozen=True, slots=True)
-class Draw:
+class Draw(NamedTuple):
     round: int
     seat: int
     tile: Tile

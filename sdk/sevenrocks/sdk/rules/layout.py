@@ -56,6 +56,14 @@ class Connection(NamedTuple):
     side: Side
 
 
+def _port(t: Tile, side: Side) -> Port:
+    return tuple.__new__(Port, (t, side))
+
+
+def _conn(port: Port, t: Tile, side: Side) -> Connection:
+    return tuple.__new__(Connection, (port, t, side))
+
+
 class Layout:
     """The tiles on the table with their open ports and scoring-ends total.
 
@@ -115,14 +123,18 @@ class Layout:
         if not self.tiles:
             return [Move(t, None) for t in hand]
         ports = self._open.items()
-        return [Move(t, p) for t in hand for p, v in ports if v == t[0] or v == t[1]]
+        new = tuple.__new__  # NamedTuple's own __new__ is Python code: this is the hot path
+        return [new(Move, (t, p)) for t in hand for p, v in ports if v in t]
 
     def can_play(self, hand: list[Tile]) -> bool:
         """True if some tile of ``hand`` has a legal placement."""
         if not self.tiles:
             return bool(hand)
-        values = set(self._open.values())
-        return any(a in values or b in values for a, b in hand)
+        values = self._open.values()
+        for a, b in hand:
+            if a in values or b in values:
+                return True
+        return False
 
     def check(self, move: Move) -> None:
         """Raise :class:`IllegalMoveError` unless ``move`` can be placed (hand not checked)."""
@@ -133,8 +145,6 @@ class Layout:
             return
         if not self.tiles:
             raise IllegalMoveError(f"{fmt(t)} names port {port}, but the layout is empty: open without a port")
-        if t in self.tiles:
-            raise IllegalMoveError(f"{fmt(t)} is already in the layout")
         value = self._open.get(port)
         if value is None:
             host, side = port
@@ -164,16 +174,17 @@ class Layout:
         t, port = move
         a, b = t
         opened = self._open
+        mk = _port
         self.tiles.append(t)
         if port is None:
             if a == b:
                 self.spinner = t
-                opened[Port(t, Side.LINE_A)] = a
-                opened[Port(t, Side.LINE_B)] = a
+                opened[mk(t, Side.LINE_A)] = a
+                opened[mk(t, Side.LINE_B)] = a
                 self.total = 2 * a
             else:
-                opened[Port(t, Side.LOW)] = a
-                opened[Port(t, Side.HIGH)] = b
+                opened[mk(t, Side.LOW)] = a
+                opened[mk(t, Side.HIGH)] = b
                 self.total = a + b
             return self.total
         value = opened.pop(port)
@@ -186,24 +197,24 @@ class Layout:
                 self._spinner_lines += 1
                 if self._spinner_lines == 2:
                     total -= 2 * value
-                    opened[Port(host, Side.BRANCH_A)] = value
-                    opened[Port(host, Side.BRANCH_B)] = value
+                    opened[mk(host, Side.BRANCH_A)] = value
+                    opened[mk(host, Side.BRANCH_B)] = value
         else:
             total -= 2 * value
         if a == b:
-            self.connections.append(Connection(port, t, Side.LINE_A))
+            self.connections.append(_conn(port, t, Side.LINE_A))
             if self.spinner is None:
                 self.spinner = t
                 self._spinner_lines = 1
-            opened[Port(t, Side.LINE_B)] = a
+            opened[mk(t, Side.LINE_B)] = a
             total += 2 * a
         elif value == a:
-            self.connections.append(Connection(port, t, Side.LOW))
-            opened[Port(t, Side.HIGH)] = b
+            self.connections.append(_conn(port, t, Side.LOW))
+            opened[mk(t, Side.HIGH)] = b
             total += b
         else:
-            self.connections.append(Connection(port, t, Side.HIGH))
-            opened[Port(t, Side.LOW)] = a
+            self.connections.append(_conn(port, t, Side.HIGH))
+            opened[mk(t, Side.LOW)] = a
             total += a
         self.total = total
         return total

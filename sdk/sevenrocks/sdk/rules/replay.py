@@ -13,7 +13,7 @@ import random
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
 from .errors import IllegalMoveError, RecordError, RulesError
 from .events import Event, FaultCause, LeaderBy, MatchEnd, Pass, Play, RoundEnd
@@ -87,7 +87,7 @@ class _Replay:
     def report(self, line: int, message: str) -> None:
         self.found.append(Discrepancy(line, message))
 
-    def stop(self, line: int, message: str) -> None:
+    def stop(self, line: int, message: str) -> NoReturn:
         self.report(line, message)
         raise _Stop
 
@@ -161,7 +161,7 @@ class _Replay:
         try:
             hands = _hands(d.get("hands"), "hands")
             boneyard = [_tile(t, "boneyard tile") for t in d.get("boneyard", [])]
-            leader_by = LeaderBy(d.get("leader_by"))
+            leader_by = LeaderBy(str(d.get("leader_by")))
         except (RecordError, ValueError) as e:
             self.stop(n, str(e))
         leader = d.get("leader")
@@ -208,7 +208,7 @@ class _Replay:
         if not isinstance(off, dict):
             self.stop(rec.lineno, "a forfeit needs an offender {\"seat\", \"cause\", \"detail\"}")
         try:
-            events = g.forfeit(off.get("seat", -1), FaultCause(off.get("cause")), str(off.get("detail", "")))
+            events = g.forfeit(off.get("seat", -1), FaultCause(str(off.get("cause"))), str(off.get("detail", "")))
         except (ValueError, RulesError) as e:
             self.stop(rec.lineno, f"offender: {e}")
         self.compare(events[0], rec)

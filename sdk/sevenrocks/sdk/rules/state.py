@@ -156,7 +156,9 @@ class GameState:
             raise RulesError("this state has no random source, so it cannot deal; use start_round()")
         leader, leader_by = self.next_leader()
         hands, boneyard, lot = draw_deal(self.rng, self.ruleset, leader is None)
-        return self.start_round(hands, boneyard, leader if lot is None else lot, leader_by)
+        chosen = lot if lot is not None else leader
+        assert chosen is not None
+        return self.start_round(hands, boneyard, chosen, leader_by)
 
     def start_round(
         self, hands: list[list[Tile]], boneyard: list[Tile], leader: int, leader_by: LeaderBy
@@ -212,27 +214,44 @@ class GameState:
             raise IllegalMoveError(f"seat {self.turn}: {e}") from None
 
     def play(self, move: Move) -> list[Event]:
-        """Place ``move`` for the seat to move; return its events through the next decision."""
-        self.check(move)
+        """Place ``move`` for the seat to move; return its events through the next decision.
+
+        Raises :class:`IllegalMoveError` (naming the reason) for an illegal move.
+        """
         seat = self.turn
         hand = self.hands[seat]
-        hand.remove(move.tile)
-        total = self.layout.place(move)
+        tile_, port = move
+        layout = self.layout
+        # Fast legality check; the slow path only builds the error message.
+        if (
+            self.phase is not Phase.TURN
+            or tile_ not in hand
+            or (port is None and layout.tiles)
+            or (port is not None and tile_[0] != layout._open.get(port, -1) != tile_[1])
+        ):
+            self.check(move)
+        hand.remove(tile_)
+        total = layout.place(move)
         award = total if total > 0 and total % 5 == 0 else 0
         rs = self.ruleset
         team = seat % 2 if rs.partnerships else seat
         scores = self.scores
         if award:
             scores[team] += award
-        events: list[Event] = [Play(self.round, seat, move.tile, move.port, total, award, tuple(scores))]
+        events: list[Event] = [tuple.__new__(Play, (self.round, seat, tile_, port, total, award, tuple(scores)))]
         self.passes = 0
         if award and scores[team] >= rs.target:
             self._end_match(MatchEndReason.TARGET, team, events)
         elif not hand:
             self._end_round(RoundEndReason.DOMINO, seat, events)
         else:
-            self.turn = (seat + 1) % rs.players
-            self._advance(events)
+            nxt = self.turn = (seat + 1) % rs.players
+            values = layout._open.values()
+            for a, b in self.hands[nxt]:
+                if a in values or b in values:
+                    break  # the common case: the next seat has a move
+            else:
+                self._advance(events)
         return events
 
     def _advance(self, events: list[Event]) -> None:
