@@ -71,6 +71,8 @@ class SeatView:
     bank_left_ms: int | None = None
     #: Hands revealed at the end of each finished round, for learning bots.
     revealed: list[list[list[Tile]]] = field(default_factory=list)
+    #: Player names by seat, when the referee sends them.
+    seat_names: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = self.ruleset.players

@@ -1,0 +1,339 @@
+"""Connect a bot to a referee: ``run(MyBot())`` is all a bot program needs.
+
+The client opens one stream to the referee, keeps one :class:`SeatView` per
+(match, seat) fed from the referee's messages, and asks the bot to move whenever a
+TurnRequest arrives. Sync bots run in a worker thread so the stream stays alive
+while they think; async bots are awaited. Any number of seats share the stream.
+Transient network errors reconnect with backoff; a Goodbye from the referee, or
+SIGTERM, ends the program cleanly.
+
+Configuration comes from the environment (what ``sevenrocks match`` and the
+tournament runner set) or from flags::
+
+    SEVENROCKS_REFEREE=host:port   --referee host:port
+    SEVENROCKS_TOKEN=...           --token ...
+    SEVENROCKS_ENTRANT=name        --entrant name     (optional; checked by the referee)
+    SEVENROCKS_TLS_CA=ca.pem       --tls-ca ca.pem    (TLS, trusting this CA)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+from sevenrocks.v1 import referee_pb2 as pb
+from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
+
+from .bot import AsyncBot, Bot
+from .convert import hands_of, leader_by_of, move_of, placement_msg, ruleset_of, tile_of
+from .rules import Move
+from .view import SeatView
+
+__all__ = ["ClientError", "Client", "PROTOCOL_VERSION", "Settings", "run", "settings_from"]
+
+log = logging.getLogger("sevenrocks.client")
+
+PROTOCOL_VERSION = 1
+#: Status codes after which reconnecting cannot help.
+FATAL = {
+    grpc.StatusCode.UNAUTHENTICATED: "the referee refused the token",
+    grpc.StatusCode.PERMISSION_DENIED: "the referee refused the token",
+    grpc.StatusCode.FAILED_PRECONDITION: "the referee does not speak this protocol version",
+    grpc.StatusCode.INVALID_ARGUMENT: "the referee rejected a message from this bot",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "the referee rejected an oversized message from this bot",
+    grpc.StatusCode.UNIMPLEMENTED: "that address is not a Seven Rocks referee",
+}
+
+
+class ClientError(RuntimeError):
+    """The bot cannot play: bad configuration, a refused token, or the referee is gone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    referee: str
+    token: str
+    entrant: str = ""
+    tls_ca: bytes | None = None
+    #: Seats this process plays at once (0: the referee's default).
+    max_seats: int = 0
+    #: Give up after this long without reaching the referee, in seconds.
+    give_up_after: float = 60.0
+
+
+def settings_from(
+    argv: Sequence[str] | None = None, *, referee: str | None = None, token: str | None = None,
+    entrant: str | None = None, tls_ca: str | Path | None = None, max_seats: int = 0,
+    give_up_after: float = 60.0,
+) -> Settings:
+    """Settings from keyword arguments, else flags in ``argv``, else the environment."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--referee")
+    parser.add_argument("--token")
+    parser.add_argument("--entrant")
+    parser.add_argument("--tls-ca")
+    flags, _ = parser.parse_known_args(sys.argv[1:] if argv is None else list(argv))
+    env = os.environ
+    ref = referee or flags.referee or env.get("SEVENROCKS_REFEREE")
+    tok = token or flags.token or env.get("SEVENROCKS_TOKEN")
+    if not ref:
+        raise ClientError("no referee address: set SEVENROCKS_REFEREE=host:port or pass --referee host:port")
+    if not tok:
+        raise ClientError("no token: set SEVENROCKS_TOKEN or pass --token (the operator gives each entrant one)")
+    ca_path = tls_ca or flags.tls_ca or env.get("SEVENROCKS_TLS_CA")
+    ca: bytes | None = None
+    if ca_path:
+        try:
+            ca = Path(ca_path).read_bytes()
+        except OSError as e:
+            raise ClientError(f"cannot read the TLS CA certificate {ca_path}: {e.strerror}") from None
+    return Settings(ref, tok, entrant or flags.entrant or env.get("SEVENROCKS_ENTRANT", ""), ca, max_seats, give_up_after)
+
+
+class Client:
+    """One bot, one referee stream, many seats.
+
+    ``on_message`` sees every RefereeMessage as it arrives (tests use it to record
+    what a seat was told).
+    """
+
+    def __init__(self, bot: Bot | AsyncBot, settings: Settings,
+                 on_message: Callable[[pb.RefereeMessage], None] | None = None) -> None:
+        if not isinstance(bot, (Bot, AsyncBot)):
+            raise TypeError(f"{bot!r} is not a sevenrocks.sdk.bot.Bot or AsyncBot instance")
+        self.bot = bot
+        self.settings = settings
+        self.on_message = on_message
+        self.views: dict[tuple[str, int], SeatView] = {}
+        self.session_id = ""
+        self._outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._goodbye: str | None = None
+
+    # ------------------------------------------------------------------ connection
+
+    def _channel(self) -> grpc.aio.Channel:
+        options = [("grpc.keepalive_time_ms", 30_000), ("grpc.max_receive_message_length", 16 * 1024 * 1024)]
+        if self.settings.tls_ca is not None:
+            creds = grpc.ssl_channel_credentials(root_certificates=self.settings.tls_ca)
+            return grpc.aio.secure_channel(self.settings.referee, creds, options=options)
+        return grpc.aio.insecure_channel(self.settings.referee, options=options)
+
+    async def run(self) -> str:
+        """Play until the referee says Goodbye; return its reason. Raises :class:`ClientError`."""
+        backoff = 0.05
+        last_ok = time.monotonic()
+        while True:
+            try:
+                async with self._channel() as channel:
+                    await self._stream(channel)
+            except grpc.aio.AioRpcError as e:
+                code = e.code()
+                if code in FATAL:
+                    raise ClientError(f"{FATAL[code]}: {e.details()}") from None
+                if self._goodbye is not None:
+                    return self._goodbye
+                log.warning("connection to %s lost (%s: %s); reconnecting", self.settings.referee, code.name, e.details())
+            if self._goodbye is not None:
+                return self._goodbye
+            if self.session_id:
+                last_ok = time.monotonic()
+                backoff = 0.05
+                self.session_id = ""
+            if time.monotonic() - last_ok > self.settings.give_up_after:
+                raise ClientError(f"could not reach the referee at {self.settings.referee} "
+                                  f"for {self.settings.give_up_after:g} s; giving up")
+            self._reset()
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 5.0)
+
+    def _reset(self) -> None:
+        """Forget the seats of a lost stream: the referee has adjudicated them already."""
+        for task in self._tasks:
+            task.cancel()
+        self.views.clear()
+        self._outbox = asyncio.Queue()
+
+    async def _requests(self, hello: pb.BotMessage) -> AsyncIterator[pb.BotMessage]:
+        yield hello
+        outbox = self._outbox
+        while (msg := await outbox.get()) is not None:
+            yield msg
+
+    async def _stream(self, channel: grpc.aio.Channel) -> None:
+        stub = pb_grpc.RefereeStub(channel)
+        bot = self.bot
+        hello = pb.BotMessage(hello=pb.Hello(
+            name=bot.display_name(), version=bot.version, protocol_version=PROTOCOL_VERSION,
+            max_seats=self.settings.max_seats, entrant=self.settings.entrant,
+        ))
+        call = stub.Play(self._requests(hello), metadata=(("authorization", f"Bearer {self.settings.token}"),))
+        try:
+            async for batch in call:
+                for msg in batch.messages:
+                    self._handle(msg)
+                if self._goodbye is not None:
+                    break
+        finally:
+            self._outbox.put_nowait(None)
+            if self._goodbye is not None:
+                call.cancel()
+
+    # ------------------------------------------------------------------ messages
+
+    def _handle(self, msg: pb.RefereeMessage) -> None:
+        if self.on_message is not None:
+            self.on_message(msg)
+        kind = msg.WhichOneof("body")
+        key = (msg.match_id, msg.seat)
+        if kind == "seat_assignment":
+            view = SeatView(ruleset_of(msg.seat_assignment), msg.seat, msg.match_id)
+            view.seat_names = list(msg.seat_assignment.seat_names)
+            self.views[key] = view
+            self.bot.on_match_start(view)
+            return
+        if kind == "welcome":
+            self.session_id = msg.welcome.session_id
+            log.info("connected to %s as entrant %r", self.settings.referee, msg.welcome.entrant)
+            return
+        if kind == "goodbye":
+            self._goodbye = msg.goodbye.reason or "goodbye"
+            return
+        if kind == "notice":
+            log.warning("referee: %s%s", f"{msg.match_id} seat {msg.seat}: " if msg.match_id else "", msg.notice.text)
+            return
+        view = self.views.get(key)
+        if view is None:
+            log.warning("message %s for unknown seat %s of match %r ignored", kind, msg.seat, msg.match_id)
+            return
+        if kind == "play":
+            p = msg.play
+            move = move_of(p.placement)
+            view.on_play(p.seat, move.tile, move.port, p.ends, p.award, list(p.scores))
+        elif kind == "passed":
+            view.on_pass(msg.passed.seat)
+        elif kind == "draw":
+            d = msg.draw
+            view.on_draw(d.seat, tile_of(d.tile) if d.HasField("tile") else None)
+        elif kind == "deal":
+            d = msg.deal
+            view.on_round_start(d.round, d.leader, leader_by_of(d.leader_by), [tile_of(t) for t in d.hand],
+                                list(d.hand_sizes), d.boneyard_size, list(d.scores))
+        elif kind == "round_end":
+            view.on_round_end(hands_of(msg.round_end), list(msg.round_end.scores))
+        elif kind == "turn_request":
+            t = msg.turn_request
+            view.time_left_ms = t.time_left_ms
+            view.bank_left_ms = t.bank_left_ms or None
+            view.to_move = view.seat
+            task = asyncio.get_running_loop().create_task(self._decide(view, t.request_id))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif kind == "match_result":
+            r = msg.match_result
+            view.scores = list(r.scores)
+            del self.views[key]
+            self.bot.on_match_end(view, r.winner if r.HasField("winner") else None)
+
+    async def _decide(self, view: SeatView, request_id: int) -> None:
+        bot = self.bot
+        try:
+            if isinstance(bot, AsyncBot):
+                move = await bot.choose_move(view)
+            else:
+                move = await asyncio.to_thread(bot.choose_move, view)
+            if not isinstance(move, Move):
+                raise TypeError(f"choose_move returned {move!r}, not a Move")
+            reply = pb.BotMessage(move=pb.Move(match_id=view.match_id, seat=view.seat, request_id=request_id,
+                                               placement=placement_msg(move)))
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.exception("%s: choose_move failed in match %s seat %d", type(bot).__name__, view.match_id, view.seat)
+            reply = pb.BotMessage(error=pb.BotError(match_id=view.match_id, seat=view.seat, request_id=request_id,
+                                                    detail=f"{type(e).__name__}: {e}"))
+        self._outbox.put_nowait(reply)
+
+
+async def serve(bot: Bot | AsyncBot, settings: Settings) -> str:
+    """Play with ``bot`` until the referee says Goodbye or SIGTERM arrives; return why it ended."""
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    stopping = False
+
+    def on_term() -> None:
+        nonlocal stopping
+        stopping = True
+        main.cancel()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, on_term)
+        except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+            pass
+    try:
+        return await Client(bot, settings).run()
+    except asyncio.CancelledError:
+        if stopping:
+            return "stopped by signal"
+        raise
+
+
+def run(
+    bot: Bot | AsyncBot, *, referee: str | None = None, token: str | None = None, entrant: str | None = None,
+    tls_ca: str | Path | None = None, max_seats: int = 0, argv: Sequence[str] | None = None,
+) -> None:
+    """Connect ``bot`` to the referee and play until the referee ends the session.
+
+    The address and token come from the arguments, else ``--referee``/``--token`` in
+    ``argv`` (default ``sys.argv``), else ``SEVENROCKS_REFEREE``/``SEVENROCKS_TOKEN``.
+    Exits the program with status 2 and a message on stderr if the bot cannot play.
+    """
+    logging.basicConfig(level=os.environ.get("SEVENROCKS_LOG", "WARNING").upper(),
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    try:
+        settings = settings_from(argv, referee=referee, token=token, entrant=entrant, tls_ca=tls_ca,
+                                 max_seats=max_seats)
+        reason = asyncio.run(serve(bot, settings))
+    except ClientError as e:
+        print(f"sevenrocks bot {bot.display_name()}: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        reason = "interrupted"
+    log.info("session ended: %s", reason)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m sevenrocks.sdk.client --bot NAME``: run a registered bot (or ``module:Class``)."""
+    from .registry import bot_names, load_bot
+
+    parser = argparse.ArgumentParser(
+        prog="python -m sevenrocks.sdk.client",
+        description="Connect a registered bot to a referee.",
+        epilog="example: SEVENROCKS_REFEREE=127.0.0.1:50051 SEVENROCKS_TOKEN=t "
+               "python -m sevenrocks.sdk.client --bot greedy",
+    )
+    parser.add_argument("--bot", required=True, help=f"a registered bot ({', '.join(bot_names())}) or module:Class")
+    parser.add_argument("--seed", type=int, default=None, help="seed the bot's random source")
+    parser.add_argument("--max-seats", type=int, default=0, help="seats to play at once (default: the referee's)")
+    args, rest = parser.parse_known_args(argv)
+    try:
+        cls = load_bot(args.bot)
+    except LookupError as e:
+        parser.error(str(e))
+    run(cls(seed=args.seed), max_seats=args.max_seats, argv=rest)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""One bot stream (``Referee.Play``): the seats it holds, its outbox, its pending turns.
+
+A session is small and passive: the stream handler feeds it the bot's messages and
+drains its outbox; matches put messages in and await answers through
+:class:`SeatLink`. Everything a bot sends is checked here before any match sees it:
+a move for a seat it does not hold is refused with a notice (it must never cost the
+real holder anything), a duplicate or unknown request id is a fault of that seat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from sevenrocks.sdk.convert import WireError, move_of
+from sevenrocks.sdk.rules import FaultCause, Move
+from sevenrocks.v1 import referee_pb2 as pb
+
+from .faults import Fault
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class MatchHandle(Protocol):
+    """What a session needs from a running match: somewhere to report faults."""
+
+    def report(self, fault: Fault) -> None: ...
+
+
+@dataclass(slots=True)
+class Pending:
+    """An outstanding TurnRequest: answered once, through ``future``."""
+
+    request_id: int
+    future: asyncio.Future[Move | Fault]
+    moves: Sequence[Move]
+
+
+@dataclass(slots=True)
+class SeatLink:
+    """One seat of one match, played over one session."""
+
+    match: MatchHandle
+    match_id: str
+    seat: int
+    session: Session | None
+    pending: Pending | None = None
+    #: Request ids this seat answered, or that timed out (answers to those are late, not faults).
+    answered: set[int] = field(default_factory=set)
+    late: set[int] = field(default_factory=set)
+    #: Set once the seat can no longer answer (never connected, stream lost, crashed).
+    dead: Fault | None = None
+
+    def fail(self, fault: Fault) -> None:
+        """The seat can no longer play: resolve its pending turn, or tell its match."""
+        if self.dead is not None:
+            return
+        self.dead = fault
+        if self.pending is not None and not self.pending.future.done():
+            self.pending.future.set_result(fault)
+        else:
+            self.match.report(fault)
+
+
+class Session:
+    """One authenticated bot stream and the seats it plays."""
+
+    __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "closed", "losing", "end")
+
+    def __init__(self, session_id: str, entrant: str, hello: pb.Hello, default_max_seats: int) -> None:
+        self.id = session_id
+        self.entrant = entrant
+        self.name = hello.name
+        self.version = hello.version
+        self.max_seats = hello.max_seats or default_max_seats
+        self.links: dict[tuple[str, int], SeatLink] = {}
+        self._outbox: list[pb.RefereeMessage] = []
+        self._ready = asyncio.Event()
+        self.closed = False
+        #: The stream is gone and the referee is finding out why (crash or disconnect).
+        self.losing = False
+        #: Why the session ended (for its seats), once it has.
+        self.end: tuple[FaultCause, str] | None = None
+
+    @property
+    def free(self) -> int:
+        return self.max_seats - len(self.links)
+
+    # ------------------------------------------------------------------ outgoing
+
+    def send(self, msg: pb.RefereeMessage) -> None:
+        if self.closed:
+            return
+        self._outbox.append(msg)
+        self._ready.set()
+
+    def notice(self, text: str, match_id: str = "", seat: int = 0) -> None:
+        self.send(pb.RefereeMessage(match_id=match_id, seat=seat, notice=pb.Notice(text=text)))
+
+    async def next_batch(self) -> list[pb.RefereeMessage] | None:
+        """Everything queued since the last batch; None once the session is closed and drained."""
+        while not self._outbox:
+            if self.closed:
+                return None
+            self._ready.clear()
+            await self._ready.wait()
+        batch, self._outbox = self._outbox, []
+        return batch
+
+    def close(self, goodbye: str | None = None) -> None:
+        """Stop sending (after a Goodbye, if given); the stream ends once the outbox drains."""
+        if self.closed:
+            return
+        if goodbye is not None:
+            self._outbox.append(pb.RefereeMessage(goodbye=pb.Goodbye(reason=goodbye)))
+        self.closed = True
+        self._ready.set()
+
+    # ------------------------------------------------------------------ incoming
+
+    def on_move(self, msg: pb.Move) -> None:
+        link = self.links.get((msg.match_id, msg.seat))
+        if link is None:
+            self.notice(f"move for match {msg.match_id!r} seat {msg.seat} ignored: this stream does not hold that seat",
+                        msg.match_id, msg.seat)
+            return
+        rid = msg.request_id
+        pending = link.pending
+        if pending is not None and pending.request_id == rid:
+            link.pending = None
+            link.answered.add(rid)
+            if pending.future.done():
+                return
+            try:
+                move: Move | Fault = move_of(msg.placement)
+            except WireError as e:
+                move = Fault(link.seat, FaultCause.MALFORMED, f"request {rid}: {e}")
+            pending.future.set_result(move)
+        elif rid in link.late:
+            self.notice(f"request {rid} answered after its deadline; already adjudicated", msg.match_id, msg.seat)
+        elif rid in link.answered:
+            link.match.report(Fault(link.seat, FaultCause.MALFORMED, f"duplicate answer to request {rid}"))
+        else:
+            link.match.report(Fault(link.seat, FaultCause.MALFORMED, f"answer to unknown request id {rid}"))
+
+    def on_error(self, msg: pb.BotError) -> None:
+        link = self.links.get((msg.match_id, msg.seat))
+        if link is None:
+            self.notice(f"error report for match {msg.match_id!r} seat {msg.seat} ignored: not your seat")
+            return
+        link.fail(Fault(link.seat, FaultCause.CRASH, f"the bot reported an error: {msg.detail[:500]}"))
+
+    def lost(self, cause: FaultCause, detail: str) -> None:
+        """The stream is gone: every seat of this session faults with ``cause``."""
+        self.end = (cause, detail)
+        self.closed = True
+        self._ready.set()
+        for link in list(self.links.values()):
+            link.fail(Fault(link.seat, cause, detail))

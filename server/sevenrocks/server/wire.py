@@ -1,0 +1,60 @@
+"""Bytes on the bot stream: a lenient decoder and a copy-free batch encoder.
+
+gRPC's own deserializer would fail the whole call on a bad message with a status the
+referee never sees. Decoding here instead turns garbage and oversized messages into
+a :class:`BadMessage` the referee can adjudicate as ``malformed``, with a detail
+the bot's author can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from google.protobuf.message import DecodeError
+
+from sevenrocks.v1 import referee_pb2 as pb
+
+
+@dataclass(frozen=True, slots=True)
+class BadMessage:
+    """Bytes from a bot that are not a usable BotMessage."""
+
+    detail: str
+
+
+def decode_bot_message(limit: int) -> Callable[[bytes], pb.BotMessage | BadMessage]:
+    """A request deserializer that refuses messages over ``limit`` bytes and unparseable bytes."""
+
+    def decode(data: bytes) -> pb.BotMessage | BadMessage:
+        if len(data) > limit:
+            return BadMessage(f"oversized message: {len(data)} bytes, over the {limit}-byte limit")
+        try:
+            return pb.BotMessage.FromString(data)
+        except DecodeError as e:
+            return BadMessage(f"unparseable message ({len(data)} bytes): not a BotMessage: {e}")
+
+    return decode
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def encode_batch(batch: Sequence[pb.RefereeMessage]) -> bytes:
+    """Serialize ``batch`` as one RefereeBatch without copying the messages into a new one.
+
+    A RefereeBatch is field 1, repeated, length-delimited: tag byte 0x0A, a varint
+    length and the message bytes, once per message.
+    """
+    parts: list[bytes] = []
+    for msg in batch:
+        data = msg.SerializeToString()
+        parts.append(b"\n" + _varint(len(data)))
+        parts.append(data)
+    return b"".join(parts)
