@@ -254,6 +254,29 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     concurrency = _get(w, ev, "concurrency", int, 2)
     _positive(f"{w}.concurrency", concurrency)
 
+    tm = _get(source, data, "time", dict, {})
+    _check_keys(f"{source}: [time]", tm, TIME_KEYS)
+    per_move = _get(f"{source}: [time]", tm, "per_move_ms", int, 1000)
+    _positive(f"{source}: [time].per_move_ms", per_move)
+    bank = _get(f"{source}: [time]", tm, "bank_ms", int, None)
+    connect = float(_get(f"{source}: [time]", tm, "connect_timeout_s", (int, float), 20.0))
+    _positive(f"{source}: [time].connect_timeout_s", connect)
+
+    fl = _get(source, data, "faults", dict, {})
+    _check_keys(f"{source}: [faults]", fl, FAULT_KEYS)
+    policy = _get(f"{source}: [faults]", fl, "policy", str, "forfeit")
+    if policy not in ("forfeit", "strike"):
+        raise ConfigError(f"{source}: [faults].policy: {policy!r}; choose forfeit or strike")
+    strikes = _get(f"{source}: [faults]", fl, "max_strikes", int, 3)
+    _positive(f"{source}: [faults].max_strikes", strikes)
+
+    rt = _get(source, data, "ratings", dict, {})
+    _check_keys(f"{source}: [ratings]", rt, RATING_KEYS)
+    tau = float(_get(f"{source}: [ratings]", rt, "tau", (int, float), 0.0))
+    draw = float(_get(f"{source}: [ratings]", rt, "draw_probability", (int, float), 0.01))
+    if tau < 0 or not 0 < draw < 1:
+        raise ConfigError(f"{source}: [ratings]: tau must be >= 0 and draw_probability in (0, 1)")
+
     raw_entrants = _get(source, data, "entrants", list, None)
     if not raw_entrants:
         raise ConfigError(f"{source}: no entrants; add [[entrants]] tables (name plus command, bot or remote)")
@@ -288,29 +311,6 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     need = {"pairings": 4, "self": 2, "teams": 4, "seatings": players}[fmt]
     if len(entrants) < need:
         raise ConfigError(f"{w}: format {fmt!r} needs at least {need} entrants, got {len(entrants)}")
-
-    tm = _get(source, data, "time", dict, {})
-    _check_keys(f"{source}: [time]", tm, TIME_KEYS)
-    per_move = _get(f"{source}: [time]", tm, "per_move_ms", int, 1000)
-    _positive(f"{source}: [time].per_move_ms", per_move)
-    bank = _get(f"{source}: [time]", tm, "bank_ms", int, None)
-    connect = float(_get(f"{source}: [time]", tm, "connect_timeout_s", (int, float), 20.0))
-    _positive(f"{source}: [time].connect_timeout_s", connect)
-
-    fl = _get(source, data, "faults", dict, {})
-    _check_keys(f"{source}: [faults]", fl, FAULT_KEYS)
-    policy = _get(f"{source}: [faults]", fl, "policy", str, "forfeit")
-    if policy not in ("forfeit", "strike"):
-        raise ConfigError(f"{source}: [faults].policy: {policy!r}; choose forfeit or strike")
-    strikes = _get(f"{source}: [faults]", fl, "max_strikes", int, 3)
-    _positive(f"{source}: [faults].max_strikes", strikes)
-
-    rt = _get(source, data, "ratings", dict, {})
-    _check_keys(f"{source}: [ratings]", rt, RATING_KEYS)
-    tau = float(_get(f"{source}: [ratings]", rt, "tau", (int, float), 0.0))
-    draw = float(_get(f"{source}: [ratings]", rt, "draw_probability", (int, float), 0.01))
-    if tau < 0 or not 0 < draw < 1:
-        raise ConfigError(f"{source}: [ratings]: tau must be >= 0 and draw_probability in (0, 1)")
 
     return EventConfig(
         name=name, entrants=entrants, ruleset=ruleset, players=players, target=target,

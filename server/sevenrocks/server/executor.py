@@ -86,10 +86,8 @@ class LocalExecutor:
         try:
             for e in cfg.entrants:
                 if e.command is not None:
-                    command = list(e.command)
-                    if e.env:
-                        command = ["env", *(f"{k}={v}" for k, v in e.env), *command]
-                    procs[e.name] = BotProcess.start(command, target, tokens[e.name], self.log_dir / f"{e.name}.log")
+                    procs[e.name] = BotProcess().start(list(e.command), target, tokens[e.name],
+                                                       self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env))
                     # Lets the referee tell a crash (process exited) from a disconnect.
                     referee.attach_process(e.name, procs[e.name])
             names = [e.name for e in cfg.entrants]
@@ -113,9 +111,9 @@ class LocalExecutor:
 
             await run_pool(tasks, self.concurrency, play)
         finally:
-            for p in procs.values():
-                p.terminate()
+            # Goodbye first, so that bots exit on their own; then make sure they are gone.
             await referee.stop()
+            await asyncio.gather(*(asyncio.to_thread(p.terminate) for p in procs.values()))
 
 
 def _rounds(events: Sequence[Any]) -> int:

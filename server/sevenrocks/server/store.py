@@ -125,7 +125,11 @@ class Store:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.DatabaseError as e:
+            self.db.close()
+            raise StoreError(f"{self.path} is not a sevenrocks database: {e}") from None
         # WAL with synchronous=NORMAL survives a killed process (not a power cut) and is fast.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")

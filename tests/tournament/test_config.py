@@ -1,0 +1,99 @@
+"""Event configs: the examples load, the defaults work, and every mistake says what to fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sevenrocks.sdk.registry import bot_names
+from sevenrocks.server.config import ConfigError, default_config, load_config, parse_config
+
+from .conftest import bots
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def error(data: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as e:
+        parse_config(data, "event.toml")
+    return str(e.value)
+
+
+def test_examples_load() -> None:
+    ev = load_config(EXAMPLES / "event.toml")
+    assert ev.ruleset == "seven-rocks" and ev.format == "pairings" and len(ev.entrants) == 4
+    fives = load_config(EXAMPLES / "fives.toml")
+    assert fives.ruleset == "fives" and fives.players == 3 and fives.target == 150
+
+
+def test_defaults_are_the_registered_bots() -> None:
+    cfg = default_config()
+    assert [e.name for e in cfg.entrants] == bot_names()
+    assert all(e.command is not None and e.command[1:3] == ("-m", e.command[2]) for e in cfg.entrants)
+    assert cfg.format == ("pairings" if len(bot_names()) >= 4 else "self")
+
+
+def test_bot_shorthand_runs_the_entry_point_module() -> None:
+    cfg = parse_config({"event": {"format": "self"}, "entrants": bots("a", "b")}, "x.toml")
+    assert cfg.entrant("a").command is not None
+    assert cfg.entrant("a").command[-2:] == ("-m", "sevenrocks.bots.greedy")
+
+
+def test_unknown_keys_are_named_with_the_valid_ones() -> None:
+    msg = error({"event": {"dealz": 3}, "entrants": bots("a", "b")})
+    assert "'dealz'" in msg and "deals" in msg and "[event]" in msg
+    msg = error({"evnt": {}, "entrants": bots("a", "b")})
+    assert "'evnt'" in msg and "event" in msg
+    msg = error({"entrants": [{"name": "a", "bot": "greedy", "comand": "x"}, {"name": "b", "bot": "greedy"}]})
+    assert "'comand'" in msg and "entrants[0]" in msg and "command" in msg
+    msg = error({"time": {"per_move": 5}, "entrants": bots("a", "b")})
+    assert "'per_move'" in msg and "per_move_ms" in msg
+
+
+def test_duplicate_names() -> None:
+    msg = error({"event": {"format": "self"}, "entrants": bots("a", "a")})
+    assert "duplicate entrant name 'a'" in msg
+
+
+def test_missing_or_ambiguous_commands() -> None:
+    assert "exactly one of command" in error({"entrants": [{"name": "a"}, {"name": "b", "bot": "greedy"}]})
+    assert "exactly one of command" in error({"entrants": [{"name": "a", "bot": "greedy", "command": "x"}]})
+    assert "command is empty" in error({"entrants": [{"name": "a", "command": ""}, {"name": "b", "bot": "greedy"}]})
+    msg = error({"entrants": [{"name": "a", "bot": "no-such-bot"}, {"name": "b", "bot": "greedy"}]})
+    assert "no-such-bot" in msg and "greedy" in msg
+    assert "needs token" in error({"entrants": [{"name": "a", "remote": True}, {"name": "b", "bot": "greedy"}]})
+    assert "no entrants" in error({"event": {}})
+
+
+def test_values_are_checked() -> None:
+    assert "expected an integer" in error({"event": {"deals": "2"}, "entrants": bots("a", "b")})
+    assert "expected an integer" in error({"event": {"deals": True}, "entrants": bots("a", "b")})
+    assert "must be positive" in error({"event": {"deals": 0}, "entrants": bots("a", "b")})
+    assert "unknown ruleset" in error({"event": {"ruleset": "chess"}, "entrants": bots("a", "b")})
+    assert "not a format for fives" in error({"event": {"ruleset": "fives", "format": "pairings"},
+                                              "entrants": bots("a", "b")})
+    assert "needs at least 4 entrants" in error({"event": {"format": "pairings"}, "entrants": bots("a", "b")})
+    assert "not a valid entrant name" in error({"entrants": bots("a.b", "c")})
+    assert "fives is for 2 to 4 players" in error({"event": {"ruleset": "fives", "players": 5},
+                                                   "entrants": bots("a", "b")})
+
+
+def test_teams_format() -> None:
+    ok = parse_config({"event": {"format": "teams", "teams": [["a", "b"], ["c", "d"]]},
+                       "entrants": bots("a", "b", "c", "d")}, "x.toml")
+    assert ok.teams == (("a", "b"), ("c", "d"))
+    assert "'z' is not an entrant" in error({"event": {"format": "teams", "teams": [["a", "z"], ["c", "d"]]},
+                                             "entrants": bots("a", "b", "c", "d")})
+    assert "more than one team" in error({"event": {"format": "teams", "teams": [["a", "b"], ["a", "d"]]},
+                                          "entrants": bots("a", "b", "c", "d")})
+
+
+def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[event\nname = 1\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "missing.toml")
