@@ -383,7 +383,7 @@ class Referee:
                 return max(open_, key=lambda s: s.free)
             probe = self._probes.get(entrant)
             if probe is not None and probe.returncode is not None:
-                return FaultCause.CRASH, f"the bot process exited with code {probe.returncode} before it connected"
+                return FaultCause.DISCONNECT, f"the bot process exited with code {probe.returncode} before it connected"
             left = deadline - time.monotonic()
             if left <= 0:
                 busy = bool(self.sessions.get(entrant))
