@@ -352,6 +352,6 @@ def default_config() -> EventConfig:
                           "install the package (pip install -e .) or pass a config file")
     entrants = [{"name": n, "bot": n, "env": DEFAULT_BOT_ENV.get(n, {})} for n in names]
     fmt = "pairings" if len(names) >= 4 else "self"
-    data = {"event": {"name": "default", "format": fmt, "deals": 2, "seed": 1, "concurrency": 2},
+    data = {"event": {"name": "default", "format": fmt, "deals": 4, "seed": 1, "concurrency": 2},
             "entrants": entrants}
     return parse_config(data, "<defaults>")

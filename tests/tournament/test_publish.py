@@ -1,0 +1,145 @@
+"""Publishing: every format from the database, the CLI, and the HTML page in a real browser."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sevenrocks.server.cli import cli
+from sevenrocks.server.leaderboard import build_leaderboard
+from sevenrocks.server.publish import write_all
+from sevenrocks.server.store import Store
+
+from .conftest import bots, config_of, play_in_process
+
+
+def leaderboard_cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["leaderboard", *args])
+    return result.exit_code, result.output
+
+
+def test_every_format_agrees_on_the_ranks(ladder_db: Path, tmp_path: Path) -> None:
+    with Store(ladder_db) as store:
+        lb = build_leaderboard(store)
+    names = [r.name for r in lb.bots]
+    assert sorted(names) == ["defensive", "greedy", "random1", "random2"]
+    assert [r.conservative for r in lb.bots] == sorted((r.conservative for r in lb.bots), reverse=True)
+    assert {names[0], names[1]} == {"defensive", "greedy"}  # the randoms trail
+    assert lb.matches == lb.scheduled == 48 and len(lb.pairs) == 6 and len(lb.duplicates) == 3
+
+    code, out = leaderboard_cli("--db", str(ladder_db), "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert [b["name"] for b in data["bots"]] == names
+    assert all(b["matches"] == 48 for b in data["bots"])  # every bot is in every pairings match
+    assert data["history"][-1]["matches"] == 48
+
+    code, out = leaderboard_cli("--db", str(ladder_db), "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["name"] for r in rows if r["kind"] == "bot"] == names
+    assert len([r for r in rows if r["kind"] == "pair"]) == 6
+
+    code, out = leaderboard_cli("--db", str(ladder_db), "--format", "md")
+    bot_lines = [line for line in out.splitlines() if re.match(r"\| \d+ \| [a-z0-9]+ \|", line)]
+    assert [line.split("|")[2].strip() for line in bot_lines] == names
+
+    code, out = leaderboard_cli("--db", str(ladder_db))
+    assert code == 0 and "Partnership pairings" in out and names[0] in out
+
+    target = tmp_path / "site" / "lb.html"
+    code, out = leaderboard_cli("--db", str(ladder_db), "--format", "html", "--out", str(target))
+    assert code == 0 and target.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_leaderboard_errors_are_actionable(tmp_path: Path) -> None:
+    code, out = leaderboard_cli("--db", str(tmp_path / "missing.db"))
+    assert code != 0 and "does not exist" in out
+    Store(tmp_path / "empty.db").close()
+    code, out = leaderboard_cli("--db", str(tmp_path / "empty.db"))
+    assert code != 0 and "holds no events yet" in out
+
+
+def test_league_and_event_selection(tmp_path: Path) -> None:
+    db = tmp_path / "league.db"
+    play_in_process(config_of(bots("a", "b", "c", "d"), deals=1, name="one"), db).close()
+    play_in_process(config_of(bots("a", "b", "c"), ruleset="fives", players=3, format="seatings",
+                              deals=1, name="fives"), db).close()
+    code, out = leaderboard_cli("--db", str(db))
+    assert code != 0 and "--event" in out and "one" in out and "fives" in out
+    code, out = leaderboard_cli("--db", str(db), "--event", "fives", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["ruleset"] == "fives" and data["pairs"] == [] and data["matrix_kind"] == "bots"
+    code, out = leaderboard_cli("--db", str(db), "--event", "nope")
+    assert code != 0 and "no event 'nope'" in out
+
+
+# ---------------------------------------------------------------------- the browser
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--enable-logging=stderr", "--v=0",
+]
+#: Hosts the browser itself may contact on start (update and account checks), never the page.
+BROWSER_OWN_HOSTS = re.compile(r"^https?://([a-z0-9-]+\.)*(google\.com|googleapis\.com|gstatic\.com)(/|:|$)")
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.skip("Debian's chromium is not installed and this user cannot install it (needs root and apt-get)")
+    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                           env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        if r.returncode != 0:
+            pytest.skip(f"cannot install chromium ({' '.join(cmd)} failed): {r.stderr[-300:]}")
+    found = shutil.which("chromium")
+    if not found:
+        pytest.skip("apt-get installed chromium but it is not on PATH")
+    return found
+
+
+@pytest.mark.browser
+def test_html_page_in_headless_chromium(ladder_db: Path, tmp_path: Path) -> None:
+    with Store(ladder_db) as store:
+        lb = build_leaderboard(store)
+    page = [p for p in write_all(lb, tmp_path / "out") if p.suffix == ".html"][0]
+    html = page.read_text()
+    # Self-contained: nothing to fetch (the SVG namespace is an identifier, not a request).
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "url(" not in html and "@import" not in html
+
+    netlog = tmp_path / "net.json"
+    r = subprocess.run(
+        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--log-net-log={netlog}",
+         "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == [], console
+    dom = r.stdout
+    assert 'data-ready="1"' in dom, "the page's script did not run"
+    assert f'data-leader="{lb.bots[0].name}"' in dom
+    # The bots table shows the ranks in order, as the database says.
+    shown = re.findall(r'<tr data-name="([^"]+)" data-rank="(\d+)">', dom.split('id="pairs"')[0])
+    assert shown == [(r.name, str(r.rank)) for r in lb.bots]
+    assert [n for n, _ in re.findall(r'<tr data-name="([^"]+)" data-rank="(\d+)">', dom.split('id="pairs"')[1])][:6] == [
+        r.name for r in lb.pairs]
+    assert dom.count('class="series"') == 4 and 'id="matrix"' in dom
+    # The script shaded the matrix (it ran without errors to the end).
+    assert re.search(r'data-shade="[0-9.]+" style="background: rgba', dom)
+    urls = set(re.findall(r'"url":"([^"]+)"', netlog.read_text(errors="replace"))) if netlog.exists() else set()
+    page_requests = {u for u in urls if not u.startswith("file:") and not BROWSER_OWN_HOSTS.match(u)}
+    assert page_requests == set()
