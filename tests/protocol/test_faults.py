@@ -114,7 +114,7 @@ def test_another_entrants_token(tmp_path: Path) -> None:
                 t.referee.play_match("A", SR, 21, ["bad", "good", "good", "good"]),
                 t.referee.play_match("B", SR, 22, ["other"] * 4),
             )
-            assert impostor.wait(10) == 2
+            assert await impostor.exited(10) == 2
             # a raw stream with a token nobody has is refused before anything else
             async with grpc.aio.insecure_channel(t.address) as ch:
                 call = ch.stream_stream("/sevenrocks.v1.Referee/Play", request_serializer=lambda b: b,

@@ -8,10 +8,12 @@ another machine run the same code path.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -114,6 +116,13 @@ class BotProcess:
             return self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
+
+    async def exited(self, timeout: float) -> int | None:
+        """Like :meth:`wait`, without blocking the event loop (the referee may be on it)."""
+        deadline = time.monotonic() + timeout
+        while self.returncode is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return self.returncode
 
     def _close_log(self) -> None:
         if self._log is not None:
