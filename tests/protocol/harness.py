@@ -69,8 +69,8 @@ async def table(
     finally:
         await referee.stop(grace=1.0)
         for p in procs.values():
-            if p.wait(3.0) is None:
-                p.kill()
+            if await p.exited(1.5) is None:
+                p.terminate()
 
 
 def assert_clean(m: RefereeMatch) -> None:

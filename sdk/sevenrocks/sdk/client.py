@@ -197,10 +197,10 @@ class Client:
         kind = msg.WhichOneof("body")
         key = (msg.match_id, msg.seat)
         if kind == "seat_assignment":
-            view = SeatView(ruleset_of(msg.seat_assignment), msg.seat, msg.match_id)
-            view.seat_names = list(msg.seat_assignment.seat_names)
-            self.views[key] = view
-            self.bot.on_match_start(view)
+            new = SeatView(ruleset_of(msg.seat_assignment), msg.seat, msg.match_id)
+            new.seat_names = list(msg.seat_assignment.seat_names)
+            self.views[key] = new
+            self.bot.on_match_start(new)
             return
         if kind == "welcome":
             self.session_id = msg.welcome.session_id
@@ -223,8 +223,8 @@ class Client:
         elif kind == "passed":
             view.on_pass(msg.passed.seat)
         elif kind == "draw":
-            d = msg.draw
-            view.on_draw(d.seat, tile_of(d.tile) if d.HasField("tile") else None)
+            dr = msg.draw
+            view.on_draw(dr.seat, tile_of(dr.tile) if dr.HasField("tile") else None)
         elif kind == "deal":
             d = msg.deal
             view.on_round_start(d.round, d.leader, leader_by_of(d.leader_by), [tile_of(t) for t in d.hand],

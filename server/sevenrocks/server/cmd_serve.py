@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import click
 
@@ -79,9 +79,9 @@ async def serve_async(
                     why = f" ({m.offender.cause.value}: seat {m.offender.seat})" if m.offender else ""
                     click.echo(f"{mid}: {m.reason}{why}, winner {m.winner}, scores {list(m.scores)}")
 
-            play = asyncio.gather(*(one(i) for i in range(matches)))
-            stopper = asyncio.ensure_future(stop.wait())
-            await asyncio.wait({play, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            play: asyncio.Future[Any] = asyncio.gather(*(one(i) for i in range(matches)))
+            stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+            await asyncio.wait([play, stopper], return_when=asyncio.FIRST_COMPLETED)
             stopper.cancel()
             if not play.done():
                 play.cancel()

@@ -127,7 +127,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
             entries += list(self.hub.finished.values())
         return pb.ListMatchesResponse(matches=[e.summary() for e in entries])
 
-    async def WatchMatch(  # type: ignore[override]  # noqa: N802
+    async def WatchMatch(  # noqa: N802
         self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext[pb.WatchMatchRequest, pb.RefereeMessage]
     ) -> AsyncIterator[pb.RefereeMessage]:
         entry = self.hub.get(request.match_id)
