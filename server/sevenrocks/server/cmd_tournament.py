@@ -17,8 +17,12 @@ from .store import Store, StoreError
 from .tournament import run_event
 
 
-def make_executor(config: EventConfig, out: Path) -> Executor:
-    """The executor for this run; a cluster executor plugs in here."""
+def make_executor(config: EventConfig, out: Path, cluster: str | None = None) -> Executor:
+    """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
+    if cluster is not None:
+        from .cluster import ClusterExecutor
+
+        return ClusterExecutor(config, cluster, out / "logs", config.concurrency)
     return LocalExecutor(config, out / "logs", config.concurrency)
 
 
@@ -30,8 +34,12 @@ def make_executor(config: EventConfig, out: Path) -> Executor:
               help="Folder for the leaderboard in every format and the bots' logs.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Matches played at once (default: the config's, else 2).")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Play the matches as Dask tasks: local:N starts N workers here (CONCURRENCY matches each); "
+                   "tcp://HOST:8786 uses the workers of a running `dask scheduler`. See docs/scale.md.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
-def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None, quiet: bool) -> None:
+def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
+               cluster: str | None, quiet: bool) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -45,6 +53,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament                                # reference bots, defaults
       sevenrocks tournament examples/event.toml --db league.db --out site/
       sevenrocks tournament examples/fives.toml --concurrency 4
+      sevenrocks tournament examples/event.toml --cluster local:2       # 2 Dask workers here
+      sevenrocks tournament examples/event.toml --cluster tcp://10.0.0.5:8786
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
     try:
@@ -59,7 +69,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise click.ClickException(str(e)) from None
     err = click.get_text_stream("stderr")
     with store:
-        executor = make_executor(config, out_dir)
+        executor = make_executor(config, out_dir, cluster)
         try:
             if quiet:
                 asyncio.run(run_event(config, store, executor))

@@ -100,20 +100,24 @@ class LocalExecutor:
                 started = time.perf_counter()
                 m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
                                              extra={"event_id": task.event_id, "deal": task.deal})
-                fault = None if m.offender is None else Fault(m.offender.seat, m.offender.cause.value, m.offender.detail)
-                rounds = _rounds(m.events)
-                on_result(MatchOutcome(
-                    task, m.reason, m.winner, tuple(m.scores),
-                    final_ranks(task.ruleset.build(), tuple(m.scores), m.winner, fault),
-                    rounds, fault, {int(k): list(v) for k, v in m.decision_ms.items()},
-                    tuple(m.record_lines), time.perf_counter() - started,
-                ))
+                on_result(outcome_of(task, m, time.perf_counter() - started))
 
             await run_pool(tasks, self.concurrency, play)
         finally:
             # Goodbye first, so that bots exit on their own; then make sure they are gone.
             await referee.stop()
             await asyncio.gather(*(asyncio.to_thread(p.terminate) for p in procs.values()))
+
+
+def outcome_of(task: MatchTask, m: Any, duration_s: float) -> MatchOutcome:
+    """The plain-data outcome of a :class:`~.referee.RefereeMatch` (shared with the cluster executor)."""
+    fault = None if m.offender is None else Fault(m.offender.seat, m.offender.cause.value, m.offender.detail)
+    return MatchOutcome(
+        task, m.reason, m.winner, tuple(m.scores),
+        final_ranks(task.ruleset.build(), tuple(m.scores), m.winner, fault),
+        _rounds(m.events), fault, {int(k): list(v) for k, v in m.decision_ms.items()},
+        tuple(m.record_lines), duration_s,
+    )
 
 
 def _rounds(events: Sequence[Any]) -> int:

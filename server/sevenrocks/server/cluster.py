@@ -1,0 +1,316 @@
+"""Play an event's matches on a Dask cluster (``sevenrocks tournament --cluster ...``).
+
+Why Dask: a match is already an independent, idempotent task (a :class:`MatchTask`
+names it fully), so an event that outgrows one machine needs a task scheduler,
+not a home-made farm. Dask distributed gives us scheduling, worker liveness and
+the re-running of tasks lost with a dead worker; this module adds only what is
+ours:
+
+* **One arena per worker.** The first match a worker process runs starts its
+  :class:`WorkerArena`: an embedded referee on loopback with its own event loop
+  thread, and one bot process per entrant, reused by every later match on that
+  worker. A :class:`ArenaPlugin` (a Dask worker plugin) stops it when the event
+  ends or the worker closes, so no bot outlives its event.
+* **Bounded in flight.** A worker runs as many matches at once as it has
+  threads (``--nthreads``; ``local:N`` uses the event's ``concurrency``); the
+  coordinator keeps at most two tasks per thread submitted, so a 100,000-match
+  event is never 100,000 futures.
+* **Results as they finish.** The coordinator hands each outcome to the
+  tournament (``as_completed``), which stores it at once. A match whose worker died
+  is run again on another worker by the scheduler; the tournament and the store
+  keep the first result of a match id, so nothing counts twice.
+
+With deterministic bots a match is a pure function of its task, so the stored
+results and ratings equal those of a single-machine run of the same event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import importlib
+import os
+import re
+import secrets
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future as ThreadFuture
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config import ConfigError, EventConfig
+
+try:
+    from distributed import WorkerPlugin as _PluginBase
+except ImportError:  # Dask is optional (the ``cluster`` extra): ClusterExecutor.run says how to get it
+    _PluginBase = object  # type: ignore[misc,assignment]
+from .executor import EntrantsUnreachable, OnResult, _unreachable_message, outcome_of
+from .outcome import MatchOutcome
+from .schedule import MatchTask
+
+#: ``local:N`` starts N workers here; anything else is a scheduler address.
+LOCAL = re.compile(r"^local(?::(\d+))?$")
+#: How long to try reaching a scheduler before telling the operator.
+CONNECT_TIMEOUT_S = 10
+
+
+class ClusterError(ConfigError):
+    """The event cannot run on this cluster (no scheduler there, no workers, remote entrants).
+
+    A :class:`ConfigError`, so that the tournament command reports it like any
+    other problem the operator fixes in the command line or the config."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaSpec:
+    """What a worker needs to build its arena: the event and where bot logs go."""
+
+    #: Names this arena on the worker; unique per coordinator run.
+    key: str
+    config: EventConfig
+    #: Bot logs; None: a folder under the worker's temp dir.
+    log_dir: str | None = None
+
+
+class WorkerArena:
+    """A referee and the event's bot processes inside one worker process.
+
+    The referee is asynchronous and Dask runs tasks in threads, so the arena
+    owns an event loop in a thread of its own; a task thread hands it a match and
+    blocks until the match ends. Matches of one arena share its bot processes.
+    """
+
+    def __init__(self, spec: ArenaSpec) -> None:
+        self.spec = spec
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name=f"arena-{spec.key}", daemon=True)
+        self.referee: Any = None
+        self.procs: dict[str, Any] = {}
+        self.thread.start()
+        try:
+            self._call(self._open())
+        except BaseException:
+            self.close()
+            raise
+
+    def _call(self, coro: Any) -> Any:
+        fut: ThreadFuture[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return fut.result()
+
+    def _log_dir(self) -> Path:
+        if self.spec.log_dir is not None:
+            base = Path(self.spec.log_dir)
+        else:
+            base = Path(tempfile.gettempdir()) / "sevenrocks-logs" / self.spec.config.name
+        return base / f"worker-{os.getpid()}"
+
+    async def _open(self) -> None:
+        from .launch import BotProcess
+        from .referee import FaultPolicy, Referee, TimeControl
+
+        cfg = self.spec.config
+        tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
+        self.referee = referee = Referee(
+            tokens,
+            TimeControl(cfg.time.per_move_ms, cfg.time.bank_ms, cfg.time.connect_timeout_s),
+            FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
+        )
+        port = await referee.start("127.0.0.1:0")
+        target = f"127.0.0.1:{port}"
+        log_dir = self._log_dir()
+        log_dir.mkdir(parents=True, exist_ok=True)
+        for e in cfg.entrants:
+            assert e.command is not None  # remote entrants are refused by ClusterExecutor
+            self.procs[e.name] = BotProcess().start(list(e.command), target, tokens[e.name],
+                                                    log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env))
+            referee.attach_process(e.name, self.procs[e.name])
+        names = [e.name for e in cfg.entrants]
+        connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
+        missing = [n for n in names if n not in connected]
+        if missing:
+            raise EntrantsUnreachable(_unreachable_message(cfg, missing, self.procs, log_dir, target))
+
+    async def _play(self, task: MatchTask) -> MatchOutcome:
+        started = time.perf_counter()
+        m = await self.referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
+                                          extra={"event_id": task.event_id, "deal": task.deal})
+        return outcome_of(task, m, time.perf_counter() - started)
+
+    def play(self, task: MatchTask) -> MatchOutcome:
+        """Play ``task`` on this worker's referee (blocks the calling task thread)."""
+        result: MatchOutcome = self._call(self._play(task))
+        return result
+
+    def close(self) -> None:
+        """Goodbye to the bots, stop the referee, make sure every bot process is gone."""
+        if self.referee is not None and self.loop.is_running():
+            try:
+                asyncio.run_coroutine_threadsafe(self.referee.stop(), self.loop).result(10)
+            except Exception:  # stopping is best effort; the processes are ended below anyway
+                pass
+        for p in self.procs.values():
+            p.terminate()
+        self.procs.clear()
+        if self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+
+
+#: Arenas of this process (a Dask worker), by spec key.
+_ARENAS: dict[str, WorkerArena] = {}
+_ARENAS_LOCK = threading.Lock()
+
+
+def arena_for(spec: ArenaSpec) -> WorkerArena:
+    """This process's arena for ``spec``, started on first use (one per worker, not per task)."""
+    with _ARENAS_LOCK:
+        arena = _ARENAS.get(spec.key)
+        if arena is None:
+            arena = _ARENAS[spec.key] = WorkerArena(spec)
+        return arena
+
+
+def close_arena(key: str) -> None:
+    with _ARENAS_LOCK:
+        arena = _ARENAS.pop(key, None)
+    if arena is not None:
+        arena.close()
+
+
+@atexit.register
+def _close_all() -> None:  # a worker shutting down without the plugin's teardown
+    for key in list(_ARENAS):
+        close_arena(key)
+
+
+def play_task(task: MatchTask, spec: ArenaSpec) -> MatchOutcome:
+    """The Dask task: play one match on this worker's arena."""
+    return arena_for(spec).play(task)
+
+
+class ArenaPlugin(_PluginBase):
+    """A Dask worker plugin that stops a worker's arena when the event ends or the worker closes."""
+
+    idempotent = False
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def setup(self, worker: Any) -> None:
+        pass
+
+    async def teardown(self, worker: Any) -> None:
+        await asyncio.to_thread(close_arena, self.key)
+
+
+def parse_cluster(address: str) -> tuple[int | None, str | None]:
+    """``local:N`` -> (N, None); ``tcp://host:port`` (or ``host:port``) -> (None, address)."""
+    m = LOCAL.match(address.strip())
+    if m:
+        n = int(m.group(1) or 2)
+        if n < 1:
+            raise ClusterError("local:N needs at least one worker, e.g. --cluster local:2")
+        return n, None
+    if not address.strip():
+        raise ClusterError("empty --cluster address: give local:N or tcp://HOST:8786")
+    addr = address.strip()
+    return None, addr if "://" in addr else f"tcp://{addr}"
+
+
+@dataclass
+class ClusterExecutor:
+    """Runs matches as Dask tasks on an existing cluster or a LocalCluster it starts.
+
+    ``address`` is ``local:N`` (N worker processes here, ``concurrency`` matches
+    each) or a scheduler address such as ``tcp://10.0.0.5:8786``.
+    """
+
+    config: EventConfig
+    address: str
+    #: Bot logs of a local cluster (remote workers log under their own temp dir).
+    log_dir: Path | None = None
+    #: Matches per worker for ``local:N``.
+    concurrency: int = 2
+    #: Times a task that raised is tried again (a worker that died is handled by the scheduler).
+    retries: int = 1
+    #: Submitted tasks per worker thread (one running, the rest queued at the worker).
+    prefetch: int = 2
+
+    def _check(self) -> None:
+        remote = [e.name for e in self.config.entrants if e.remote]
+        if remote:
+            raise ClusterError(
+                f"remote entrant(s) {', '.join(remote)}: on a cluster every worker runs its own referee, so a "
+                "bot that dials in cannot reach them all; run this event without --cluster, "
+                "or give the entrant a command the workers can launch")
+
+    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+        self._check()
+        try:
+            dd: Any = importlib.import_module("distributed")
+        except ImportError:
+            raise ClusterError("--cluster needs Dask distributed: pip install 'sevenrocks[cluster]'") from None
+        n_local, address = parse_cluster(self.address)
+        cluster: Any = None
+        client: Any = None
+        try:
+            if n_local is not None:
+                cluster = await dd.LocalCluster(n_workers=n_local, threads_per_worker=self.concurrency,
+                                                processes=True, asynchronous=True, dashboard_address=None)
+                client = await dd.Client(cluster, asynchronous=True)
+            else:
+                client = dd.Client(address, asynchronous=True, timeout=f"{CONNECT_TIMEOUT_S}s")
+                try:
+                    await client
+                except (OSError, TimeoutError) as e:
+                    raise ClusterError(
+                        f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s "
+                        f"({type(e).__name__}); start one there with `dask scheduler` and workers with "
+                        f"`dask worker {address}`") from None
+            await self._run_on(client, dd.as_completed, tasks, on_result)
+        finally:
+            if client is not None:
+                await client.close()
+            if cluster is not None:
+                await cluster.close()
+
+    async def _run_on(self, client: Any, as_completed: Any, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+        key = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', self.config.name)}-{secrets.token_hex(4)}"
+        spec = ArenaSpec(key, self.config, str(self.log_dir) if self.log_dir is not None else None)
+        await client.register_plugin(ArenaPlugin(key), name=f"sevenrocks-arena-{key}")
+        try:
+            slots = max(1, await _threads(client) * self.prefetch)
+            pending = iter(tasks)
+
+            def submit(task: MatchTask) -> Any:
+                return client.submit(play_task, task, spec, key=f"match-{key}-{task.match_id}",
+                                     pure=False, retries=self.retries)
+
+            first = [submit(t) for _, t in zip(range(slots), pending)]
+            queue = as_completed(first, with_results=False)
+            async for future in queue:
+                outcome: MatchOutcome = await future
+                future.release()
+                on_result(outcome)
+                nxt = next(pending, None)
+                if nxt is not None:
+                    queue.add(submit(nxt))
+        finally:
+            try:
+                await client.unregister_worker_plugin(f"sevenrocks-arena-{key}")
+            except Exception:  # workers gone already: their atexit hook closed the arenas
+                pass
+
+
+async def _threads(client: Any) -> int:
+    """Worker threads of the cluster now (at least one worker must have joined)."""
+    try:
+        await client.wait_for_workers(1, timeout=60)
+    except TimeoutError:
+        raise ClusterError("the Dask cluster has no workers after 60 s; start some with "
+                           "`dask worker tcp://SCHEDULER:8786 --nthreads 2`") from None
+    info = await client.scheduler.identity(n_workers=-1)
+    return sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()) or 1
