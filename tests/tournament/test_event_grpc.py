@@ -243,3 +243,23 @@ def test_resume_after_ctrl_c_and_kill_9_equals_an_uninterrupted_run(tmp_path: Pa
     published = [json.loads((d / "leaderboard.json").read_text()) for d in (out, tmp_path / "out2")]
     assert [[(b["name"], b["rank"], b["mu"], b["wins"]) for b in p["bots"]] for p in published] == \
         [[(b["name"], b["rank"], b["mu"], b["wins"]) for b in published[0]["bots"]]] * 2
+
+
+def test_fives_event_over_grpc_rates_a_free_for_all(tmp_path: Path) -> None:
+    cfg = parse_config({
+        "event": {"name": "fives", "ruleset": "fives", "players": 3, "target": 100, "format": "seatings",
+                  "deals": 1, "concurrency": 3},
+        "entrants": [{"name": "greedy", "bot": "greedy"}, {"name": "random", "bot": "random"},
+                     {"name": "defensive", "bot": "defensive"}],
+        "time": {"per_move_ms": 10000, "connect_timeout_s": 60},
+    }, "<test>")
+    with grpc_event(tmp_path, cfg) as store:
+        matches = store.matches()
+        assert len(matches) == 6 and {m.seats for m in matches} == {
+            ("greedy", "random", "defensive"), ("defensive", "greedy", "random"), ("random", "defensive", "greedy"),
+            ("greedy", "defensive", "random"), ("random", "greedy", "defensive"), ("defensive", "random", "greedy")}
+        for m in matches:
+            assert len(m.ranks) == 3 and m.ranks[m.winner] == 0 and max(m.scores) >= 100
+            assert verify_lines((store.record(m.match_id) or "").splitlines()) == []
+        lb = build_leaderboard(store)
+        assert lb.pairs == [] and lb.matrix_kind == "bots" and sum(r.wins for r in lb.bots) == 6

@@ -216,23 +216,33 @@ class Store:
 
         Returns False (and changes nothing) when the match was already stored.
         """
+        with self.transaction():
+            if not self._insert(outcome):
+                return False
+            self._save_ratings(outcome.task.event_id, ratings, applied)
+        return True
+
+    def record_matches(self, outcomes: Iterable[MatchOutcome]) -> int:
+        """Store a batch of finished matches in one transaction (no ratings); returns how many were new."""
+        with self.transaction():
+            return sum(self._insert(o) for o in outcomes)
+
+    def _insert(self, outcome: MatchOutcome) -> bool:
         t = outcome.task
         f = outcome.fault
-        with self.transaction():
-            cur = self.db.execute(
-                "INSERT OR IGNORE INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (t.match_id, t.event_id, t.index, t.deal, t.group, t.seed, json.dumps(list(t.seats)),
-                 outcome.reason, outcome.winner, json.dumps(list(outcome.scores)),
-                 json.dumps(list(outcome.ranks)), outcome.rounds,
-                 None if f is None else f.seat, None if f is None else f.cause, None if f is None else f.detail,
-                 json.dumps({str(k): [round(x, 3) for x in v] for k, v in outcome.decision_ms.items()}),
-                 outcome.duration_s, time.time()),
-            )
-            if cur.rowcount == 0:
-                return False
-            self.db.execute("INSERT INTO records VALUES (?, ?)",
-                            (t.match_id, "".join(line + "\n" for line in outcome.record_lines)))
-            self._save_ratings(t.event_id, ratings, applied)
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (t.match_id, t.event_id, t.index, t.deal, t.group, t.seed, json.dumps(list(t.seats)),
+             outcome.reason, outcome.winner, json.dumps(list(outcome.scores)),
+             json.dumps(list(outcome.ranks)), outcome.rounds,
+             None if f is None else f.seat, None if f is None else f.cause, None if f is None else f.detail,
+             json.dumps({str(k): [round(x, 3) for x in v] for k, v in outcome.decision_ms.items()}),
+             outcome.duration_s, time.time()),
+        )
+        if cur.rowcount == 0:
+            return False
+        self.db.execute("INSERT INTO records VALUES (?, ?)",
+                        (t.match_id, "".join(line + "\n" for line in outcome.record_lines)))
         return True
 
     def save_ratings(self, event_id: str, ratings: Iterable[tuple[str, str, float, float]], applied: int) -> None:
