@@ -1,0 +1,93 @@
+"""Events on a real Dask LocalCluster (worker processes, real bots, real gRPC on loopback)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sevenrocks.server.cluster import ClusterError, ClusterExecutor, parse_cluster
+from sevenrocks.server.outcome import MatchOutcome
+from sevenrocks.server.schedule import MatchTask
+
+from .conftest import OnResult, bad_records, play, ratings, results, small_event
+
+pytestmark = pytest.mark.cluster
+pytest.importorskip("distributed")
+
+
+def test_two_workers_store_what_one_machine_stores(local_run: Path, tmp_path: Path) -> None:
+    config = small_event()
+    db = tmp_path / "cluster.db"
+    play(config, db, ClusterExecutor(config, "local:2", tmp_path / "logs", concurrency=2))
+    assert results(db) == results(local_run)
+    assert ratings(db) == ratings(local_run)
+    assert bad_records(db) == []
+    # Each worker started its own bots once (one log folder per worker process), not one per match.
+    workers = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    assert 1 <= len(workers) <= 2
+    assert all(len(list((tmp_path / "logs" / w).glob("*.log"))) == 3 for w in workers)
+
+
+class KillAWorker:
+    """Wraps the cluster executor: after ``after`` results, SIGKILLs one busy worker and its bots.
+
+    That is what a machine dying looks like to the scheduler: the worker's
+    running matches are lost with it and must be played again elsewhere.
+    """
+
+    def __init__(self, inner: ClusterExecutor, after: int) -> None:
+        self.inner = inner
+        self.after = after
+        self.seen = 0
+        self.killed: list[int] = []
+
+    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+        def hook(outcome: MatchOutcome) -> None:
+            self.seen += 1
+            if self.seen == self.after:
+                self.kill()
+            on_result(outcome)
+
+        await self.inner.run(tasks, hook)
+
+    def kill(self) -> None:
+        for child in psutil.Process().children():
+            bots = [g for g in child.children(recursive=True) if "sevenrocks" in " ".join(g.cmdline())]
+            if bots:  # a worker with an arena: it is playing matches now
+                for p in [child, *bots]:
+                    p.send_signal(signal.SIGKILL)
+                self.killed.append(child.pid)
+                return
+
+
+def test_a_worker_killed_mid_event_loses_and_doubles_nothing(local_run: Path, tmp_path: Path) -> None:
+    config = small_event()
+    db = tmp_path / "killed.db"
+    executor = KillAWorker(ClusterExecutor(config, "local:2", tmp_path / "logs", concurrency=2), after=3)
+    play(config, db, executor)
+    assert len(executor.killed) == 1
+    got = results(db)
+    assert len(got) == len(results(local_run))  # every match stored once (match_id is the key)
+    assert got == results(local_run)
+    assert ratings(db) == ratings(local_run)  # a match counted twice would move them
+    assert bad_records(db) == []
+
+
+def test_cluster_addresses_and_errors() -> None:
+    assert parse_cluster("local:3") == (3, None)
+    assert parse_cluster("local") == (2, None)
+    assert parse_cluster("10.0.0.5:8786") == (None, "tcp://10.0.0.5:8786")
+    assert parse_cluster("tls://h:8786") == (None, "tls://h:8786")
+    with pytest.raises(ClusterError, match="local:N"):
+        parse_cluster("local:0")
+    from sevenrocks.server.config import parse_config
+
+    cfg = parse_config({"event": {"name": "r", "format": "self"},
+                        "entrants": [{"name": "a", "bot": "greedy"}, {"name": "v", "remote": True, "token": "t"}]}, "<t>")
+    with pytest.raises(ClusterError, match="remote entrant"):
+        asyncio.run(ClusterExecutor(cfg, "local:1").run([], lambda o: None))
