@@ -16,6 +16,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -124,7 +125,7 @@ class MatchRun:
     async def bind(self) -> None:
         """Give every seat a session of its entrant (waiting for it to connect if need be)."""
         timeout = self.referee.time_control.connect_timeout_s
-        sessions = await asyncio.gather(*(self.referee.claim(e, timeout) for e in self.entrants))
+        sessions = await self.referee.claim_seats(self.entrants, timeout)
         tc = self.referee.time_control
         assignment = assignment_msg(self.game.ruleset, self.entrants, tc.per_move_ms, tc.bank_ms)
         for seat, got in enumerate(sessions):
@@ -177,6 +178,16 @@ class MatchRun:
         fut: asyncio.Future[Move | Fault] = asyncio.get_running_loop().create_future()
         link.pending = Pending(rid, fut, moves)
         session.send(turn_msg(self.match_id, seat, rid, self.game.round, moves, tc.per_move_ms, bank))
+        # Back-pressure (issue 6): the clock starts when the request is handed to the stream, not
+        # when it is queued, so a referee busy with a thousand matches never times out an innocent
+        # bot. A stream that stops taking messages gets at most one more limit of grace.
+        flushed = session.flushed()
+        if not flushed.done():
+            try:
+                async with asyncio.timeout(limit_ms / 1000):
+                    await asyncio.shield(flushed)
+            except TimeoutError:
+                pass
         t0 = time.perf_counter()
         answer: Move | Fault
         try:
@@ -268,6 +279,7 @@ class Referee:
         fault_policy: FaultPolicy = FaultPolicy(),
         autoplay_forced: bool = False,
         max_message_bytes: int = 64 * 1024,
+        max_streams: int | None = None,
     ) -> None:
         self._entrant_of: dict[str, str] = {}
         for name, token in tokens.items():
@@ -280,6 +292,8 @@ class Referee:
         self.fault_policy = fault_policy
         self.autoplay_forced = autoplay_forced
         self.max_message_bytes = max_message_bytes
+        #: Open bot streams allowed at once; more are refused as UNAVAILABLE (the SDK retries).
+        self.max_streams = max_streams
         self.request_ids = itertools.count(1)
         self.feed = FeedHub()
         self.sessions: dict[str, list[Session]] = {}
@@ -395,6 +409,66 @@ class Referee:
             except TimeoutError:
                 pass
 
+    async def claim_seats(self, entrants: Sequence[str], timeout: float) -> list[Session | tuple[FaultCause, str]]:
+        """A session for every seat of one match, all taken at once (back-pressure, issue 6).
+
+        A connected entrant whose streams have no free seat (a stream plays at most the
+        ``max_seats`` of its Hello) is busy, not at fault: the match waits for it as long
+        as it takes, so an event with more matches in flight than the bots accept slows
+        down instead of forfeiting them. Seats are handed out only once every connected
+        entrant of the match has room, with no await in between, so two matches never
+        split the last free seats and no stream holds more seats than it asked for. Only
+        an entrant with no stream at all runs out of ``timeout``.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            picked = self._pick_seats(entrants, time.monotonic() >= deadline, timeout)
+            if picked is not None:
+                return picked
+            try:
+                await asyncio.wait_for(self._changed.wait(), 0.2)
+            except TimeoutError:
+                pass
+
+    def _pick_seats(self, entrants: Sequence[str], expired: bool,
+                    timeout: float) -> list[Session | tuple[FaultCause, str]] | None:
+        """The sessions for ``entrants`` if every connected one has room now, else None (wait)."""
+        failed: dict[str, tuple[FaultCause, str]] = {}
+        streams: dict[str, list[Session]] = {}
+        for entrant, need in Counter(entrants).items():
+            if entrant not in self._entrant_of.values():
+                failed[entrant] = FaultCause.DISCONNECT, f"entrant {entrant!r} has no token on this referee"
+                continue
+            open_ = [s for s in self.sessions.get(entrant, ()) if not s.closed]
+            probe = self._probes.get(entrant)
+            if not open_:
+                if probe is not None and probe.returncode is not None:
+                    failed[entrant] = (FaultCause.DISCONNECT,
+                                       f"the bot process exited with code {probe.returncode} before it connected")
+                elif expired:
+                    failed[entrant] = FaultCause.DISCONNECT, f"entrant {entrant!r} did not connect within {timeout:g} s"
+                else:
+                    return None
+            elif sum(max(0, s.free) for s in open_) < need:
+                if expired and sum(s.max_seats for s in open_) < need:
+                    failed[entrant] = FaultCause.DISCONNECT, (
+                        f"entrant {entrant!r} plays at most {sum(s.max_seats for s in open_)} seat(s) at once "
+                        f"(max_seats in its Hello) but this match needs {need}")
+                else:
+                    return None  # busy: wait for its matches to end
+            else:
+                streams[entrant] = open_
+        taken: Counter[str] = Counter()
+        out: list[Session | tuple[FaultCause, str]] = []
+        for entrant in entrants:
+            if entrant in failed:
+                out.append(failed[entrant])
+                continue
+            session = max(streams[entrant], key=lambda s: s.free - taken[s.id])
+            taken[session.id] += 1
+            out.append(session)
+        return out
+
     # ------------------------------------------------------------------ matches
 
     async def play_match(
@@ -427,6 +501,9 @@ class Referee:
                                 "missing or unknown token: send metadata 'authorization: Bearer <token>' "
                                 "with the token the operator gave your entrant (SEVENROCKS_TOKEN)")
         assert entrant is not None
+        if self.max_streams is not None and sum(map(len, self.sessions.values())) >= self.max_streams:
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                f"the referee holds its limit of {self.max_streams} bot streams; retry later")
         try:
             first = await asyncio.wait_for(anext(requests), HELLO_TIMEOUT_S)
         except StopAsyncIteration:

@@ -67,7 +67,8 @@ class SeatLink:
 class Session:
     """One authenticated bot stream and the seats it plays."""
 
-    __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "closed", "losing", "end")
+    __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "_flushed", "closed",
+                 "losing", "end")
 
     def __init__(self, session_id: str, entrant: str, hello: pb.Hello, default_max_seats: int) -> None:
         self.id = session_id
@@ -78,6 +79,8 @@ class Session:
         self.links: dict[tuple[str, int], SeatLink] = {}
         self._outbox: list[pb.RefereeMessage] = []
         self._ready = asyncio.Event()
+        #: Resolves when the outbox is next handed to the stream (see :meth:`flushed`).
+        self._flushed: asyncio.Future[None] | None = None
         self.closed = False
         #: The stream is gone and the referee is finding out why (crash or disconnect).
         self.losing = False
@@ -99,6 +102,23 @@ class Session:
     def notice(self, text: str, match_id: str = "", seat: int = 0) -> None:
         self.send(pb.RefereeMessage(match_id=match_id, seat=seat, notice=pb.Notice(text=text)))
 
+    def flushed(self) -> asyncio.Future[None]:
+        """Resolves once what is queued now has been handed to the stream, or the session ends.
+
+        The referee starts a turn's clock then, not when the request was queued.
+        """
+        if self._flushed is None:
+            self._flushed = asyncio.get_running_loop().create_future()
+            if self.closed:
+                self._flushed.set_result(None)
+        return self._flushed
+
+    def _release(self) -> None:
+        if self._flushed is not None:
+            if not self._flushed.done():
+                self._flushed.set_result(None)
+            self._flushed = None
+
     async def next_batch(self) -> list[pb.RefereeMessage] | None:
         """Everything queued since the last batch; None once the session is closed and drained."""
         while not self._outbox:
@@ -107,6 +127,7 @@ class Session:
             self._ready.clear()
             await self._ready.wait()
         batch, self._outbox = self._outbox, []
+        self._release()
         return batch
 
     def close(self, goodbye: str | None = None) -> None:
@@ -117,6 +138,7 @@ class Session:
             self._outbox.append(pb.RefereeMessage(goodbye=pb.Goodbye(reason=goodbye)))
         self.closed = True
         self._ready.set()
+        self._release()
 
     # ------------------------------------------------------------------ incoming
 
@@ -157,5 +179,6 @@ class Session:
         self.end = (cause, detail)
         self.closed = True
         self._ready.set()
+        self._release()
         for link in list(self.links.values()):
             link.fail(Fault(link.seat, cause, detail))
