@@ -75,30 +75,102 @@ class ArenaSpec:
     log_dir: str | None = None
 
 
+class Arena:
+    """An embedded referee on loopback and one launched process per entrant, reused by every match.
+
+    What a cluster worker holds for an event, and what the load driver
+    (:mod:`.loadtest`) measures: ``open`` starts the referee and the bots and waits
+    for them to connect, ``play`` plays one task on them, ``close`` says Goodbye and
+    makes sure every bot process is gone. ``referee_kw`` passes limits such as
+    ``max_streams`` to the :class:`~.referee.Referee`.
+    """
+
+    def __init__(self, config: EventConfig, log_dir: Path, **referee_kw: Any) -> None:
+        if any(e.remote for e in config.entrants):
+            raise ClusterError("an arena launches its entrants; remote entrants connect to a referee themselves")
+        self.config = config
+        self.log_dir = log_dir
+        self.referee_kw = referee_kw
+        self.referee: Any = None
+        self.address = ""
+        self.procs: dict[str, Any] = {}
+
+    async def open(self) -> None:
+        from .launch import BotProcess
+        from .referee import FaultPolicy, Referee, TimeControl
+
+        cfg = self.config
+        tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
+        self.referee = referee = Referee(
+            tokens,
+            TimeControl(cfg.time.per_move_ms, cfg.time.bank_ms, cfg.time.connect_timeout_s),
+            FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
+            **self.referee_kw,
+        )
+        port = await referee.start("127.0.0.1:0")
+        self.address = f"127.0.0.1:{port}"
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for e in cfg.entrants:
+            assert e.command is not None
+            self.procs[e.name] = BotProcess().start(list(e.command), self.address, tokens[e.name],
+                                                    self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env))
+            referee.attach_process(e.name, self.procs[e.name])
+        names = [e.name for e in cfg.entrants]
+        connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
+        missing = [n for n in names if n not in connected]
+        if missing:
+            raise EntrantsUnreachable(_unreachable_message(cfg, missing, self.procs, self.log_dir, self.address))
+
+    async def play(self, task: MatchTask) -> MatchOutcome:
+        started = time.perf_counter()
+        m = await self.referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
+                                          extra={"event_id": task.event_id, "deal": task.deal})
+        return outcome_of(task, m, time.perf_counter() - started)
+
+    async def close(self) -> None:
+        """Goodbye to the bots, stop the referee, make sure every bot process is gone."""
+        try:
+            if self.referee is not None:
+                await self.referee.stop()
+        finally:
+            await asyncio.gather(*(asyncio.to_thread(p.terminate) for p in self.procs.values()))
+            self.procs.clear()
+
+    async def __aenter__(self) -> Arena:
+        try:
+            await self.open()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
 class WorkerArena:
-    """A referee and the event's bot processes inside one worker process.
+    """An :class:`Arena` inside a Dask worker process, driven from its task threads.
 
     The referee is asynchronous and Dask runs tasks in threads, so the arena
-    owns an event loop in a thread of its own; a task thread hands it a match and
-    blocks until the match ends. Matches of one arena share its bot processes.
+    gets an event loop in a thread of its own; a task thread hands it a match and
+    blocks until the match ends.
     """
 
     def __init__(self, spec: ArenaSpec) -> None:
         self.spec = spec
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f"arena-{spec.key}", daemon=True)
-        self.referee: Any = None
-        self.procs: dict[str, Any] = {}
+        self.arena = Arena(spec.config, self._log_dir())
         self.thread.start()
         try:
-            self._call(self._open())
+            self._call(self.arena.open())
         except BaseException:
             self.close()
             raise
 
-    def _call(self, coro: Any) -> Any:
+    def _call(self, coro: Any, timeout: float | None = None) -> Any:
         fut: ThreadFuture[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        return fut.result()
+        return fut.result(timeout)
 
     def _log_dir(self) -> Path:
         if self.spec.log_dir is not None:
@@ -107,54 +179,17 @@ class WorkerArena:
             base = Path(tempfile.gettempdir()) / "sevenrocks-logs" / self.spec.config.name
         return base / f"worker-{os.getpid()}"
 
-    async def _open(self) -> None:
-        from .launch import BotProcess
-        from .referee import FaultPolicy, Referee, TimeControl
-
-        cfg = self.spec.config
-        tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
-        self.referee = referee = Referee(
-            tokens,
-            TimeControl(cfg.time.per_move_ms, cfg.time.bank_ms, cfg.time.connect_timeout_s),
-            FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
-        )
-        port = await referee.start("127.0.0.1:0")
-        target = f"127.0.0.1:{port}"
-        log_dir = self._log_dir()
-        log_dir.mkdir(parents=True, exist_ok=True)
-        for e in cfg.entrants:
-            assert e.command is not None  # remote entrants are refused by ClusterExecutor
-            self.procs[e.name] = BotProcess().start(list(e.command), target, tokens[e.name],
-                                                    log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env))
-            referee.attach_process(e.name, self.procs[e.name])
-        names = [e.name for e in cfg.entrants]
-        connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
-        missing = [n for n in names if n not in connected]
-        if missing:
-            raise EntrantsUnreachable(_unreachable_message(cfg, missing, self.procs, log_dir, target))
-
-    async def _play(self, task: MatchTask) -> MatchOutcome:
-        started = time.perf_counter()
-        m = await self.referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                          extra={"event_id": task.event_id, "deal": task.deal})
-        return outcome_of(task, m, time.perf_counter() - started)
-
     def play(self, task: MatchTask) -> MatchOutcome:
         """Play ``task`` on this worker's referee (blocks the calling task thread)."""
-        result: MatchOutcome = self._call(self._play(task))
+        result: MatchOutcome = self._call(self.arena.play(task))
         return result
 
     def close(self) -> None:
-        """Goodbye to the bots, stop the referee, make sure every bot process is gone."""
-        if self.referee is not None and self.loop.is_running():
-            try:
-                asyncio.run_coroutine_threadsafe(self.referee.stop(), self.loop).result(10)
-            except Exception:  # stopping is best effort; the processes are ended below anyway
-                pass
-        for p in self.procs.values():
-            p.terminate()
-        self.procs.clear()
         if self.loop.is_running():
+            try:
+                self._call(self.arena.close(), 30)
+            except Exception:  # best effort: the bots got SIGTERM/SIGKILL in close() whatever happened
+                pass
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
 
