@@ -61,6 +61,8 @@ def test_missing_or_ambiguous_commands() -> None:
     assert "exactly one of command" in error({"entrants": [{"name": "a"}, {"name": "b", "bot": "greedy"}]})
     assert "exactly one of command" in error({"entrants": [{"name": "a", "bot": "greedy", "command": "x"}]})
     assert "command is empty" in error({"entrants": [{"name": "a", "command": ""}, {"name": "b", "bot": "greedy"}]})
+    msg = error({"entrants": [{"name": "a", "command": "no-such-bot-binary --fast"}, {"name": "b", "bot": "greedy"}]})
+    assert "'no-such-bot-binary' is not an executable file or a program on PATH" in msg and "entrants[0] (a)" in msg
     msg = error({"entrants": [{"name": "a", "bot": "no-such-bot"}, {"name": "b", "bot": "greedy"}]})
     assert "no-such-bot" in msg and "greedy" in msg
     assert "needs token" in error({"entrants": [{"name": "a", "remote": True}, {"name": "b", "bot": "greedy"}]})

@@ -11,6 +11,7 @@ import click
 
 from .config import ConfigError, EventConfig, default_config, load_config
 from .executor import EntrantsUnreachable, Executor, LocalExecutor
+from .launch import LaunchError
 from .leaderboard import build_leaderboard
 from .publish import render_table, write_all
 from .store import Store, StoreError
@@ -83,7 +84,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             click.echo(f"\ninterrupted: {done} matches of event {config.name!r} are stored in {db_path}; "
                        "run the same command again to resume.", file=err)
             sys.exit(130)
-        except (StoreError, EntrantsUnreachable, ConfigError) as e:
+        except (StoreError, EntrantsUnreachable, ConfigError, LaunchError) as e:
             raise click.ClickException(str(e)) from None
         lb = build_leaderboard(store, config.name)
         written = write_all(lb, out_dir)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -222,6 +223,11 @@ def _entrant(where: str, raw: Any) -> Entrant:
         raise ConfigError(f"{where}.command: expected a string or a list of strings, got {command!r}")
     if not argv:
         raise ConfigError(f"{where}.command: the command is empty")
+    if shutil.which(argv[0]) is None:
+        raise ConfigError(
+            f"{where}.command: {argv[0]!r} is not an executable file or a program on PATH; "
+            "give a full path, or run a Python bot as [\"python\", \"mybot.py\"]"
+        )
     return Entrant(name, argv, None, None, env)
 
 
