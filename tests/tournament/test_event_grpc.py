@@ -263,3 +263,33 @@ def test_fives_event_over_grpc_rates_a_free_for_all(tmp_path: Path) -> None:
             assert verify_lines((store.record(m.match_id) or "").splitlines()) == []
         lb = build_leaderboard(store)
         assert lb.pairs == [] and lb.matrix_kind == "bots" and sum(r.wins for r in lb.bots) == 6
+
+
+def test_a_remote_entrant_connects_itself_with_its_token(tmp_path: Path) -> None:
+    cfg = parse_config({
+        "event": {"name": "visit", "format": "self", "deals": 1},
+        "entrants": [{"name": "greedy", "bot": "greedy"},
+                     {"name": "visitor", "remote": True, "token": "visitor-secret"}],
+        "time": {"per_move_ms": 10000, "connect_timeout_s": 60},
+    }, "<test>")
+    started: list[subprocess.Popen[bytes]] = []
+
+    def announce(text: str) -> None:
+        # What an operator does on reading the announcement: start the bot elsewhere.
+        port = text.split("SEVENROCKS_REFEREE=<this host>:")[1].rstrip(")")
+        env = {**os.environ, "SEVENROCKS_REFEREE": f"127.0.0.1:{port}", "SEVENROCKS_TOKEN": "visitor-secret"}
+        started.append(subprocess.Popen([*CLIENT, "defensive"], env=env, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+
+    store = Store(tmp_path / "visit.db")
+    try:
+        asyncio.run(run_event(cfg, store, LocalExecutor(cfg, tmp_path / "logs", 2, announce=announce)))
+        assert len(started) == 1
+        matches = store.matches()
+        assert len(matches) == 2 and all(m.fault is None for m in matches)
+        assert {m.seats for m in matches} == {("greedy", "visitor") * 2, ("visitor", "greedy") * 2}
+    finally:
+        store.close()
+        for p in started:
+            p.terminate()
+            p.wait(10)

@@ -18,13 +18,14 @@ from .store import Store, StoreError
 from .tournament import run_event
 
 
-def make_executor(config: EventConfig, out: Path, cluster: str | None = None) -> Executor:
+def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0") -> Executor:
     """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
     if cluster is not None:
         from .cluster import ClusterExecutor
 
         return ClusterExecutor(config, cluster, out / "logs", config.concurrency)
-    return LocalExecutor(config, out / "logs", config.concurrency)
+    return LocalExecutor(config, out / "logs", config.concurrency, listen,
+                         lambda text: click.echo(text, err=True))
 
 
 @click.command("tournament")
@@ -38,9 +39,11 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None) ->
 @click.option("--cluster", metavar="ADDRESS", default=None,
               help="Play the matches as Dask tasks: local:N starts N workers here (CONCURRENCY matches each); "
                    "tcp://HOST:8786 uses the workers of a running `dask scheduler`. See docs/scale.md.")
+@click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
+              help="Where the referee listens; use 0.0.0.0:PORT when remote entrants connect from other machines.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
-               cluster: str | None, quiet: bool) -> None:
+               cluster: str | None, listen: str, quiet: bool) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -70,7 +73,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise click.ClickException(str(e)) from None
     err = click.get_text_stream("stderr")
     with store:
-        executor = make_executor(config, out_dir, cluster)
+        executor = make_executor(config, out_dir, cluster, listen)
         try:
             if quiet:
                 asyncio.run(run_event(config, store, executor))

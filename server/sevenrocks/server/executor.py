@@ -65,7 +65,10 @@ class LocalExecutor:
     #: Bot logs go here, one file per entrant.
     log_dir: Path
     concurrency: int = 2
+    #: Where the referee listens; remote entrants need an address they can reach.
     address: str = "127.0.0.1:0"
+    #: Told the referee's address once it listens, when remote entrants must be pointed at it.
+    announce: Callable[[str], None] | None = None
 
     async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
         from .launch import BotProcess
@@ -80,7 +83,12 @@ class LocalExecutor:
         )
         port = await referee.start(self.address)
         host = self.address.rpartition(":")[0]
-        target = f"{host}:{port}"
+        # Launched bots dial the referee on this machine even when it listens on all interfaces.
+        target = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
+        remote = [e.name for e in cfg.entrants if e.remote]
+        if remote and self.announce is not None:
+            self.announce(f"referee listening on {host}:{port}; waiting up to {cfg.time.connect_timeout_s:g}s "
+                          f"for remote entrants: {', '.join(remote)} (SEVENROCKS_REFEREE=<this host>:{port})")
         procs: dict[str, Any] = {}
         self.log_dir.mkdir(parents=True, exist_ok=True)
         try:
