@@ -30,9 +30,9 @@ def test_examples_load() -> None:
 
 def test_defaults_are_the_registered_bots() -> None:
     cfg = default_config()
-    assert [e.name for e in cfg.entrants] == bot_names()
+    assert {e.name for e in cfg.entrants} <= set(bot_names()) and {"greedy", "random"} <= {e.name for e in cfg.entrants}
     assert all(e.command is not None and e.command[1:3] == ("-m", e.command[2]) for e in cfg.entrants)
-    assert cfg.format == ("pairings" if len(bot_names()) >= 4 else "self")
+    assert cfg.format == ("pairings" if len(cfg.entrants) >= 4 else "self")
 
 
 def test_bot_shorthand_runs_the_entry_point_module() -> None:

@@ -9,6 +9,7 @@ kind of typo. ``examples/event.toml`` documents every key.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import shutil
@@ -352,7 +353,8 @@ def default_config() -> EventConfig:
     distinct partnerships, so the default falls back to ``self`` (each bot
     partnered with itself).
     """
-    names = bot_names()
+    # An entry point whose module is not installed cannot be launched; leave it out.
+    names = [n for n in bot_names() if _importable(bot_module(n))]
     if len(names) < 2:
         raise ConfigError("fewer than two bots are registered in the 'sevenrocks.bots' entry-point group; "
                           "install the package (pip install -e .) or pass a config file")
@@ -361,3 +363,10 @@ def default_config() -> EventConfig:
     data = {"event": {"name": "default", "format": fmt, "deals": 4, "seed": 1, "concurrency": 2},
             "entrants": entrants}
     return parse_config(data, "<defaults>")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:
+        return False
