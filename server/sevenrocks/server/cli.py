@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "match": ("sevenrocks.server.cmd_match", "match", "Play one match over gRPC between bot commands."),
     "tournament": ("sevenrocks.server.cmd_tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
     "leaderboard": ("sevenrocks.server.cmd_leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
+    "loadtest": ("sevenrocks.server.cmd_loadtest", "loadtest", "Hold many concurrent matches on one referee; check and measure."),
 }
 
 
