@@ -342,10 +342,6 @@ def load_config(path: Path) -> EventConfig:
     return parse_config(data, str(path))
 
 
-#: Settings passed to slow registered bots in the default event so it stays short.
-DEFAULT_BOT_ENV: dict[str, dict[str, str]] = {}
-
-
 def default_config() -> EventConfig:
     """The embedded event: every registered reference bot, pairings, sized to finish in minutes.
 
@@ -358,10 +354,13 @@ def default_config() -> EventConfig:
     if len(names) < 2:
         raise ConfigError("fewer than two bots are registered in the 'sevenrocks.bots' entry-point group; "
                           "install the package (pip install -e .) or pass a config file")
-    entrants = [{"name": n, "bot": n, "env": DEFAULT_BOT_ENV.get(n, {})} for n in names]
+    entrants = [{"name": n, "bot": n} for n in names]
     fmt = "pairings" if len(names) >= 4 else "self"
+    # 4 deals of pairings is 48 matches: about 2-3 minutes on two cores, most of it the
+    # search bot thinking (~150 ms a decision). Its budget is its own; the generous
+    # per-move limit only keeps a busy machine from turning its thinking into timeouts.
     data = {"event": {"name": "default", "format": fmt, "deals": 4, "seed": 1, "concurrency": 2},
-            "entrants": entrants}
+            "time": {"per_move_ms": 3000}, "entrants": entrants}
     return parse_config(data, "<defaults>")
 
 
