@@ -55,6 +55,8 @@ from .schedule import MatchTask
 LOCAL = re.compile(r"^local(?::(\d+))?$")
 #: How long to try reaching a scheduler before telling the operator.
 CONNECT_TIMEOUT_S = 10
+#: A worker's arena with no match for this long closes itself (its coordinator is gone).
+ARENA_IDLE_S = 600.0
 
 
 class ClusterError(ConfigError):
@@ -161,12 +163,31 @@ class WorkerArena:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f"arena-{spec.key}", daemon=True)
         self.arena = Arena(spec.config, self._log_dir())
+        self.active = 0
+        self.last_used = time.monotonic()
+        self._lock = threading.Lock()
         self.thread.start()
         try:
             self._call(self.arena.open())
         except BaseException:
             self.close()
             raise
+        asyncio.run_coroutine_threadsafe(self._reap_when_idle(), self.loop)
+
+    async def _reap_when_idle(self) -> None:
+        """Close this arena after ``ARENA_IDLE_S`` without a match.
+
+        The plugin closes it when the event ends; this covers a coordinator that
+        died (kill -9, lost machine) and never said so, which would otherwise leave
+        the event's bots running on a long-lived cluster.
+        """
+        while True:
+            await asyncio.sleep(min(60.0, ARENA_IDLE_S / 4))
+            with self._lock:
+                idle = self.active == 0 and time.monotonic() - self.last_used > ARENA_IDLE_S
+            if idle:  # closing waits on this loop, so it runs in a thread of its own
+                threading.Thread(target=close_arena, args=(self.spec.key,), daemon=True).start()
+                return
 
     def _call(self, coro: Any, timeout: float | None = None) -> Any:
         fut: ThreadFuture[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
@@ -181,7 +202,14 @@ class WorkerArena:
 
     def play(self, task: MatchTask) -> MatchOutcome:
         """Play ``task`` on this worker's referee (blocks the calling task thread)."""
-        result: MatchOutcome = self._call(self.arena.play(task))
+        with self._lock:
+            self.active += 1
+        try:
+            result: MatchOutcome = self._call(self.arena.play(task))
+        finally:
+            with self._lock:
+                self.active -= 1
+                self.last_used = time.monotonic()
         return result
 
     def close(self) -> None:

@@ -1,0 +1,101 @@
+"""Limits a long-running referee or cluster keeps: open streams, idle arenas; the --cluster command line."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sevenrocks.sdk.rules import make_ruleset
+from sevenrocks.sdk.rules.replay import verify_lines
+from sevenrocks.server import cluster
+from sevenrocks.server.faults import TimeControl
+from sevenrocks.server.launch import BotProcess
+from sevenrocks.server.referee import Referee
+from sevenrocks.server.schedule import build_schedule
+from sevenrocks.server.store import Store
+
+from .conftest import small_event
+
+
+def test_streams_beyond_max_streams_are_refused_and_retry(tmp_path: Path) -> None:
+    async def main() -> None:
+        referee = Referee({"a": "token-a"}, TimeControl(per_move_ms=5000, connect_timeout_s=20), max_streams=1)
+        port = await referee.start()
+        bots = [BotProcess().start("greedy", f"127.0.0.1:{port}", "token-a", tmp_path / f"bot{i}.log", entrant="a")
+                for i in range(2)]
+        try:
+            assert await referee.wait_for_entrants(["a"], 20) == {"a"}
+            logs = ""
+            deadline = time.monotonic() + 30
+            while "limit of 1 bot streams" not in logs and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)  # the second bot is refused, backs off and tries again
+                logs = "".join(p.read_text() for p in tmp_path.glob("bot*.log"))
+            assert "limit of 1 bot streams" in logs
+            m = await referee.play_match("limited", make_ruleset(), 5, ["a"] * 4)
+            assert m.offender is None and verify_lines(m.record_lines) == []
+            assert len(referee.sessions["a"]) == 1
+            assert all(b.alive for b in bots)  # refused, not failed: it keeps trying
+        finally:
+            await referee.stop()
+            for b in bots:
+                b.terminate()
+
+    asyncio.run(main())
+
+
+def test_an_idle_worker_arena_closes_itself_and_its_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a worker whose coordinator died without unregistering the plugin.
+    monkeypatch.setattr(cluster, "ARENA_IDLE_S", 0.5)
+    config = small_event(1)
+    spec = cluster.ArenaSpec("idle-test", config, str(tmp_path))
+    outcome = cluster.play_task(build_schedule(config)[0], spec)
+    assert outcome.fault is None
+    bots = [p for p in psutil.Process().children() if "sevenrocks" in " ".join(p.cmdline())]
+    assert len(bots) == 3
+    deadline = time.monotonic() + 60
+    while "idle-test" in cluster._ARENAS and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "idle-test" not in cluster._ARENAS
+    gone, alive = psutil.wait_procs(bots, timeout=30)
+    assert alive == []
+
+
+EVENT_TOML = """
+[event]
+name = "cli"
+format = "self"
+deals = 2
+seed = 4
+target = 100
+concurrency = 2
+
+[[entrants]]
+name = "greedy"
+bot = "greedy"
+
+[[entrants]]
+name = "defensive"
+bot = "defensive"
+"""
+
+
+@pytest.mark.cluster
+def test_tournament_command_on_a_local_cluster(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    (tmp_path / "event.toml").write_text(EVENT_TOML)
+    run = subprocess.run(
+        [sys.executable, "-m", "sevenrocks.server.cli", "tournament", "event.toml", "--cluster", "local:2",
+         "--db", "cli.db", "--out", "site", "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env=os.environ | {"PYTHONUNBUFFERED": "1"})
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "site" / "leaderboard.html").exists()
+    with Store(tmp_path / "cli.db") as store:
+        assert len(store.done_ids("cli")) == 4
+        assert all(verify_lines((store.record(m) or "").splitlines()) == [] for m in store.match_ids())
