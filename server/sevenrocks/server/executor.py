@@ -146,7 +146,7 @@ def _unreachable_message(cfg: EventConfig, missing: list[str], procs: dict[str, 
             lines.append(f"  {name}: remote; start it with SEVENROCKS_REFEREE={target} and its token")
         else:
             p = procs.get(name)
-            state = "exited" if p is not None and not p.alive else "running but silent"
+            state = f"exited with code {p.returncode}" if p is not None and not p.alive else "running but silent"
             log = log_dir / f"{name}.log"
             tail = _tail(log)
             lines.append(f"  {name}: `{e.describe()}` {state}; log {log}" + (f":\n{tail}" if tail else ""))
