@@ -57,10 +57,16 @@ class KillAWorker:
 
     def kill(self) -> None:
         for child in psutil.Process().children():
-            bots = [g for g in child.children(recursive=True) if "sevenrocks" in " ".join(g.cmdline())]
+            try:
+                bots = [g for g in child.children(recursive=True) if "sevenrocks" in " ".join(g.cmdline())]
+            except psutil.Error:  # a process that came and went meanwhile
+                continue
             if bots:  # a worker with an arena: it is playing matches now
                 for p in [child, *bots]:
-                    p.send_signal(signal.SIGKILL)
+                    try:
+                        p.send_signal(signal.SIGKILL)
+                    except psutil.NoSuchProcess:
+                        pass
                 self.killed.append(child.pid)
                 return
 
