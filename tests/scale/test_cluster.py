@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -97,3 +101,43 @@ def test_cluster_addresses_and_errors() -> None:
                         "entrants": [{"name": "a", "bot": "greedy"}, {"name": "v", "remote": True, "token": "t"}]}, "<t>")
     with pytest.raises(ClusterError, match="remote entrant"):
         asyncio.run(ClusterExecutor(cfg, "local:1").run([], lambda o: None))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_event_on_dask_scheduler_and_worker_processes(tmp_path: Path) -> None:
+    """What docs/scale.md tells operators to do: `dask scheduler`, `dask worker tcp://...`, then --cluster."""
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
+    procs = [subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              stdout=subprocess.DEVNULL, stderr=(tmp_path / "scheduler.log").open("wb"))]
+    try:
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "2", "--no-dashboard"],
+            stdout=subprocess.DEVNULL, stderr=(tmp_path / "worker.log").open("wb")))
+        config = small_event(deals=1)
+        db = tmp_path / "remote.db"
+        play(config, db, ClusterExecutor(config, address))
+        assert len(results(db)) == 6
+        assert bad_records(db) == []
+        # The event's end removed its arena from the worker: its bots are gone, the worker stays.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _bots_under(procs[1].pid):
+            time.sleep(0.1)
+        assert _bots_under(procs[1].pid) == []
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(30)
+
+
+def _bots_under(pid: int) -> list[psutil.Process]:
+    try:
+        return [p for p in psutil.Process(pid).children(recursive=True) if "sevenrocks" in " ".join(p.cmdline())]
+    except psutil.Error:
+        return []
