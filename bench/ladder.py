@@ -14,12 +14,12 @@ Runs in at most two processes (``--processes``), as the machine is shared.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import sys
 import time
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ for src in ("proto", "sdk", "server", "bots"):
 
 from sevenrocks.sdk.bot import Bot  # noqa: E402
 from sevenrocks.sdk.local import play_local  # noqa: E402
+from sevenrocks.sdk.registry import bot_names, load_bot  # noqa: E402
 from sevenrocks.sdk.rules import Move, make_ruleset  # noqa: E402
 from sevenrocks.sdk.view import SeatView  # noqa: E402
 
@@ -45,14 +46,9 @@ BUILTIN = {
 
 def bot_class(name: str) -> type[Bot]:
     """Resolve a bot name: an installed ``sevenrocks.bots`` entry point, else a reference bot."""
-    for ep in entry_points(group="sevenrocks.bots"):
-        if ep.name == name:
-            cls: type[Bot] = ep.load()
-            return cls
-    module, _, attr = BUILTIN[name].partition(":")
-    mod = __import__(module, fromlist=[attr])
-    found: type[Bot] = getattr(mod, attr)
-    return found
+    cls = load_bot(name if name in bot_names() or ":" in name else BUILTIN[name])
+    assert issubclass(cls, Bot), f"{name} is an AsyncBot; the ladder plays sync bots"
+    return cls
 
 
 class Timed(Bot):
@@ -160,8 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=2, choices=(1, 2))
     parser.add_argument("--search-iterations", type=int, default=60,
                         help="determinizations per decision for the search bot (fixed, reproducible)")
+    parser.add_argument("--search-opt", action="append", default=[], metavar="KEY=JSON",
+                        help="another SearchBot keyword, e.g. horizon=7 or explore=0.2 (repeatable)")
     args = parser.parse_args(argv)
-    options: dict[str, Any] = {"search": {"iterations": args.search_iterations}}
+    search: dict[str, Any] = {"iterations": args.search_iterations, "time_ms": None}
+    for opt in args.search_opt:
+        key, _, value = opt.partition("=")
+        search[key] = json.loads(value)
+    options: dict[str, Any] = {"search": search}
     players = args.players if args.ruleset != "seven-rocks" else None
     if args.ruleset != "seven-rocks" and players != 2:
         parser.error("pairs are partnerships: use seven-rocks, or fives with --players 2")
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 results[g.pair].games.append(g)
     elapsed = time.monotonic() - start
     print(f"ruleset {args.ruleset}, {args.deals} deals x 2 seatings per pair, "
-          f"search {args.search_iterations} determinizations/move, {args.processes} processes, "
+          f"search {search}, {args.processes} processes, "
           f"{elapsed:.0f} s wall")
     print(HEADER)
     for p in pairs:

@@ -15,22 +15,19 @@ from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.rules import Layout, Move, Tile
 from sevenrocks.sdk.view import SeatView
 
+from .awards import award_of, award_on
+
 #: A move that reaches the target wins the match outright; nothing outweighs it.
 WIN = 10_000.0
 #: Extra weight on an opponent's reply that would reach their target.
 LOSS = 500.0
 
 
-def award_of(total: int) -> int:
-    """Points a placement leaving ``total`` on the ends scores (RULES.md: positive multiple of 5)."""
-    return total if total > 0 and total % 5 == 0 else 0
-
-
 def best_reply(layout: Layout, tile: Tile) -> int:
     """The most a seat holding ``tile`` could score with it on ``layout`` (0 if it cannot play it)."""
     best = 0
     for move in layout.moves_for([tile]):
-        best = max(best, award_of(layout.copy().place(move)))
+        best = max(best, award_on(layout, move))
     return best
 
 

@@ -6,12 +6,12 @@ from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.rules import Move
 from sevenrocks.sdk.view import SeatView
 
+from .awards import award_on
+
 
 def immediate_award(view: SeatView, move: Move) -> int:
     """Points ``move`` would score now, from the engine's own layout arithmetic."""
-    layout = view.layout.copy()
-    total = layout.place(move)
-    return total if total > 0 and total % 5 == 0 else 0
+    return award_on(view.layout, move)
 
 
 class GreedyBot(Bot):

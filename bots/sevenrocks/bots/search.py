@@ -1,0 +1,198 @@
+"""Search: determinized Monte Carlo over deals consistent with what the seat has seen.
+
+For each decision the bot repeatedly deals the unseen tiles into the other hands (and
+the fives boneyard) with the SDK's :class:`~sevenrocks.sdk.sampling.DealSampler`, so
+every deal agrees with the passes, draws and hand sizes so far. On each deal it tries
+every legal move and plays the round out with a fast greedy rollout through the
+engine itself (:meth:`GameState.play`), then scores the result for its side: the
+partnership's (in fives, the seat's) points gained minus the opponents', settlement
+included, plus a large bonus or penalty when the rollout ends the match. All moves
+share the same deals and rollout seeds, so their differences are measured with
+little noise. The move with the best mean wins.
+
+The bot stops at whichever comes first: ``iterations`` deals, or ``time_ms`` on the
+monotonic clock (never more than a third of what the referee says is left).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from sevenrocks.sdk.bot import Bot
+from sevenrocks.sdk.rules import GameState, Move, Phase
+from sevenrocks.sdk.sampling import DealSampler
+from sevenrocks.sdk.view import SeatView
+
+from .awards import award_of, award_on
+from .inference import count_misses, missed_awards
+
+#: Value of winning (or losing) the match inside a rollout, in points.
+MATCH_BONUS = 150.0
+
+
+def _forced_or_random(state: GameState, rng: random.Random, explore: float) -> tuple[list[Move], Move | None]:
+    """The legal moves, and the move to make without thinking: the only one, or (by chance) any."""
+    moves = state.legal_moves()
+    if len(moves) == 1:
+        return moves, moves[0]
+    if rng.random() < explore:
+        return moves, moves[rng.randrange(len(moves))]
+    return moves, None
+
+
+def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
+    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``."""
+    moves, pick = _forced_or_random(state, rng, explore)
+    if pick is not None:
+        return pick
+    layout = state.layout
+    best = moves[0]
+    best_key = -1
+    for m in moves:
+        award = award_on(layout, m)
+        key = award * 16 + m.tile[0] + m.tile[1]
+        if key > best_key:
+            best, best_key = m, key
+    return best
+
+
+def lookahead_move(state: GameState, rng: random.Random, explore: float) -> Move:
+    """A sharper rollout policy: the award now minus the best reply the next seat's (sampled) hand allows."""
+    moves, pick = _forced_or_random(state, rng, explore)
+    if pick is not None:
+        return pick
+    nxt = state.hands[(state.turn + 1) % state.ruleset.players]
+    best = moves[0]
+    best_key = -1000
+    for m in moves:
+        after = state.layout.copy()
+        award = award_of(after.place(m))
+        reply = 0
+        for r in after.moves_for(nxt):
+            if r.tile != m.tile:
+                reply = max(reply, award_of(after.copy().place(r)))
+        key = (award - reply) * 16 + m.tile[0] + m.tile[1]
+        if key > best_key:
+            best, best_key = m, key
+    return best
+
+
+POLICIES = {"greedy": greedy_move, "lookahead": lookahead_move}
+
+
+def play_out(state: GameState, rng: random.Random, explore: float, plies: int | None, policy: str = "greedy") -> None:
+    """Play ``state`` (a copy) with the rollout policy for ``plies`` placements, or to the round's end."""
+    choose = POLICIES[policy]
+    left = -1 if plies is None else plies
+    while state.phase is Phase.TURN and left != 0:
+        state.play(choose(state, rng, explore))
+        left -= 1
+
+
+class SearchBot(Bot):
+    """Determinized Monte Carlo search; plays for the partnership in Seven Rocks, for itself in fives."""
+
+    name = "search"
+
+    def __init__(
+        self, seed: int | None = None, *, time_ms: float | None = 150.0, iterations: int | None = None,
+        explore: float = 0.1, horizon: int | None = 3, pip_weight: float = 0.4,
+        policy: str = "greedy", tempo: float = 0.0, double_weight: float = 0.0,
+        miss_weight: float = 1.0, resample: int = 10,
+    ) -> None:
+        super().__init__(seed)
+        if time_ms is None and iterations is None:
+            raise ValueError("give the search a time budget (time_ms), a number of deals (iterations), or both")
+        #: Think time per decision in milliseconds (None: no clock, only ``iterations``).
+        self.time_ms = time_ms
+        #: Deals per decision (None: as many as the time allows).
+        self.iterations = iterations
+        #: Chance that a rollout move is random instead of greedy.
+        self.explore = explore
+        #: Placements played out after each candidate move (None: to the end of the round).
+        self.horizon = horizon
+        #: Points per pip still in a hand when a rollout stops before the round ends.
+        self.pip_weight = pip_weight
+        #: Weight of the best award open to the seat to move when a rollout stops (signed by side).
+        self.tempo = tempo
+        #: Points per double still held when a rollout stops (doubles fit one value only).
+        self.double_weight = double_weight
+        #: Chance of keeping a sampled deal, per earlier award its seat would have passed up (1: ignore plays).
+        self.miss_weight = miss_weight
+        #: Deals drawn at most to find one the play evidence accepts.
+        self.resample = resample
+        #: The rollout policy, a key of :data:`POLICIES`.
+        self.policy = policy
+        #: Deals searched at the last decision (for tests and benchmarks).
+        self.last_iterations = 0
+
+    def budget_s(self, view: SeatView) -> float | None:
+        """Seconds to think now: the configured budget, capped by a third of the referee's limit."""
+        budget = self.time_ms
+        if view.time_left_ms is not None:
+            cap = view.time_left_ms / 3
+            budget = cap if budget is None else min(budget, cap)
+        return None if budget is None else budget / 1000
+
+    def choose_move(self, view: SeatView) -> Move:
+        start = time.monotonic()
+        moves = view.legal_moves()
+        self.last_iterations = 0
+        if len(moves) == 1:
+            return moves[0]
+        budget = self.budget_s(view)
+        deadline = None if budget is None else start + budget
+        sampler = DealSampler(view)
+        totals = [0.0] * len(moves)
+        n = 0
+        rng = self.rng
+        missed = missed_awards(view) if self.miss_weight < 1 else []
+        while self.iterations is None or n < self.iterations:
+            hands, boneyard = sampler.sample(rng)
+            for _ in range(self.resample if missed else 0):
+                if rng.random() < self.miss_weight ** count_misses(missed, hands):
+                    break
+                hands, boneyard = sampler.sample(rng)
+            root = view.state_with(hands, boneyard)
+            seed = rng.getrandbits(32)
+            for i, move in enumerate(moves):
+                state = root.copy()
+                state.play(move)
+                play_out(state, random.Random(seed), self.explore, self.horizon, self.policy)
+                totals[i] += self.evaluate(view, state)
+            n += 1
+            if deadline is not None:
+                now = time.monotonic()
+                if now + (now - start) / n > deadline:
+                    break
+        self.last_iterations = n
+        best = max(range(len(moves)), key=lambda i: totals[i])
+        return moves[best]
+
+    def evaluate(self, view: SeatView, state: GameState) -> float:
+        """Points the seat's side gained in the rollout minus its opponents', with the match result."""
+        rs = view.ruleset
+        mine = view.team
+        gains = [after - before for after, before in zip(state.scores, view.scores)]
+        others = [g for t, g in enumerate(gains) if t != mine]
+        value = gains[mine] - sum(others) / len(others)
+        if state.phase is Phase.TURN:
+            pips = [0.0] * rs.teams
+            for seat, hand in enumerate(state.hands):
+                doubles = sum(1 for a, b in hand if a == b)
+                pips[rs.team_of(seat)] += sum(a + b for a, b in hand) + doubles * self.double_weight / self.pip_weight
+            rest = [p for t, p in enumerate(pips) if t != mine]
+            value -= self.pip_weight * (pips[mine] - sum(rest) / len(rest))
+            if self.tempo:
+                best = max(award_on(state.layout, m) for m in state.legal_moves())
+                value += self.tempo * (best if rs.team_of(state.turn) == mine else -best)
+        if state.phase is Phase.MATCH_OVER and state.winner is not None:
+            value += MATCH_BONUS if state.winner == mine else -MATCH_BONUS
+        return value
+
+
+if __name__ == "__main__":
+    from sevenrocks.sdk.client import run
+
+    run(SearchBot())
