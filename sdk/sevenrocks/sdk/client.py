@@ -25,9 +25,10 @@ import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import grpc
 
@@ -100,15 +101,51 @@ def settings_from(
     return Settings(ref, tok, entrant or flags.entrant or env.get("SEVENROCKS_ENTRANT", ""), ca, max_seats, give_up_after)
 
 
+Threads = Literal["auto", "always", "never"]
+
+
+class ThreadPacer:
+    """Decides whether a sync bot's ``choose_move`` runs in a worker thread.
+
+    A thread keeps the stream (and the bot's other seats) alive while the bot thinks,
+    but handing a call to a thread costs about as much as a loopback round trip. So
+    ``auto`` starts in threads, moves onto the event loop only once the bot has shown
+    that its decisions are quick (the last ``PROBATION`` all under ``QUICK_S``), and goes
+    back to threads for good the first time a decision takes longer than ``SLOW_S``.
+    """
+
+    PROBATION = 20
+    QUICK_S = 0.001
+    SLOW_S = 0.005
+
+    def __init__(self, mode: Threads = "auto") -> None:
+        self.mode = mode
+        self.quick_in_a_row = 0
+        self.slow_seen = False
+
+    @property
+    def threaded(self) -> bool:
+        if self.mode != "auto":
+            return self.mode == "always"
+        return self.slow_seen or self.quick_in_a_row < self.PROBATION
+
+    def took(self, seconds: float) -> None:
+        if seconds > self.SLOW_S:
+            self.slow_seen = True
+        self.quick_in_a_row = self.quick_in_a_row + 1 if seconds < self.QUICK_S else 0
+
+
 class Client:
     """One bot, one referee stream, many seats.
 
     ``on_message`` sees every RefereeMessage as it arrives (tests use it to record
-    what a seat was told).
+    what a seat was told). ``threads`` says where a sync bot thinks (see
+    :class:`ThreadPacer`): ``auto``, ``always`` in a worker thread, or ``never``.
     """
 
     def __init__(self, bot: Bot | AsyncBot, settings: Settings,
-                 on_message: Callable[[pb.RefereeMessage], None] | None = None) -> None:
+                 on_message: Callable[[pb.RefereeMessage], None] | None = None,
+                 threads: Threads = "auto") -> None:
         if not isinstance(bot, (Bot, AsyncBot)):
             raise TypeError(f"{bot!r} is not a sevenrocks.sdk.bot.Bot or AsyncBot instance")
         self.bot = bot
@@ -116,9 +153,11 @@ class Client:
         self.on_message = on_message
         self.views: dict[tuple[str, int], SeatView] = {}
         self.session_id = ""
-        self._outbox: asyncio.Queue[pb.BotMessage | None] = asyncio.Queue()
+        self._call: grpc.aio.StreamStreamCall[pb.BotMessage, pb.RefereeBatch] | None = None
+        self._write_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._goodbye: str | None = None
+        self._pacer = ThreadPacer(threads)
 
     # ------------------------------------------------------------------ connection
 
@@ -162,13 +201,17 @@ class Client:
         for task in self._tasks:
             task.cancel()
         self.views.clear()
-        self._outbox = asyncio.Queue()
 
-    async def _requests(self, hello: pb.BotMessage) -> AsyncIterator[pb.BotMessage]:
-        yield hello
-        outbox = self._outbox
-        while (msg := await outbox.get()) is not None:
-            yield msg
+    async def _send(self, msg: pb.BotMessage) -> None:
+        """Write one message on the current stream (writes never overlap); dropped if it is gone."""
+        call = self._call
+        if call is None:
+            return
+        async with self._write_lock:
+            try:
+                await call.write(msg)
+            except (grpc.aio.AioRpcError, asyncio.InvalidStateError) as e:
+                log.info("could not send %s: the stream has ended (%s)", msg.WhichOneof("body"), e)
 
     async def _stream(self, channel: grpc.aio.Channel) -> None:
         stub = pb_grpc.RefereeStub(channel)
@@ -177,15 +220,17 @@ class Client:
             name=bot.display_name(), version=bot.version, protocol_version=PROTOCOL_VERSION,
             max_seats=self.settings.max_seats, entrant=self.settings.entrant,
         ))
-        call = stub.Play(self._requests(hello), metadata=(("authorization", f"Bearer {self.settings.token}"),))
+        call = stub.Play(metadata=(("authorization", f"Bearer {self.settings.token}"),))
+        self._call = call
         try:
+            await call.write(hello)
             async for batch in call:
                 for msg in batch.messages:
                     self._handle(msg)
                 if self._goodbye is not None:
                     break
         finally:
-            self._outbox.put_nowait(None)
+            self._call = None
             if self._goodbye is not None:
                 call.cancel()
 
@@ -250,8 +295,14 @@ class Client:
         try:
             if isinstance(bot, AsyncBot):
                 move = await bot.choose_move(view)
-            else:
+            elif self._pacer.threaded:
+                t0 = time.perf_counter()
                 move = await asyncio.to_thread(bot.choose_move, view)
+                self._pacer.took(time.perf_counter() - t0)
+            else:
+                t0 = time.perf_counter()
+                move = bot.choose_move(view)
+                self._pacer.took(time.perf_counter() - t0)
             if not isinstance(move, Move):
                 raise TypeError(f"choose_move returned {move!r}, not a Move")
             reply = pb.BotMessage(move=pb.Move(match_id=view.match_id, seat=view.seat, request_id=request_id,
@@ -262,7 +313,7 @@ class Client:
             log.exception("%s: choose_move failed in match %s seat %d", type(bot).__name__, view.match_id, view.seat)
             reply = pb.BotMessage(error=pb.BotError(match_id=view.match_id, seat=view.seat, request_id=request_id,
                                                     detail=f"{type(e).__name__}: {e}"))
-        self._outbox.put_nowait(reply)
+        await self._send(reply)
 
 
 async def serve(bot: Bot | AsyncBot, settings: Settings) -> str:

@@ -161,37 +161,46 @@ def result_msg(ev: MatchEnd, ranks: Iterable[int]) -> pb.MatchResult:
     return msg
 
 
-def event_messages(
-    match_id: str, ev: Event, seats: Iterable[int], scores: Sequence[int], ranks: Sequence[int] = ()
-) -> list[tuple[int, pb.RefereeMessage]]:
-    """``(seat, message)`` for each of ``seats`` that should hear of ``ev``, hidden tiles withheld.
+Body = pb.PlayEvent | pb.PassEvent | pb.DrawEvent | pb.Deal | pb.RoundEnd | pb.MatchResult
 
-    ``scores`` are the team scores before ``ev`` (a Deal carries them); ``ranks``
-    the final ranks when ``ev`` ends the match.
+
+def event_bodies(
+    ev: Event, seats: Sequence[int], scores: Sequence[int], ranks: Sequence[int] = ()
+) -> list[tuple[Sequence[int], str, Body]]:
+    """What each of ``seats`` hears of ``ev``, hidden tiles withheld: groups of seats that
+    get the same body, as ``(seats, RefereeMessage field name, body)``.
+
+    ``scores`` are the team scores before ``ev`` (a Deal carries them); ``ranks`` the
+    final ranks when ``ev`` ends the match. Grouping lets the referee serialize a
+    public event once for every seat.
     """
-    out: list[tuple[int, pb.RefereeMessage]] = []
     if isinstance(ev, Play):
-        body = play_msg(ev)
-        for s in seats:
-            out.append((s, pb.RefereeMessage(match_id=match_id, seat=s, play=body)))
-    elif isinstance(ev, Pass):
-        passed = pb.PassEvent(round=ev.round, seat=ev.seat)
-        for s in seats:
-            out.append((s, pb.RefereeMessage(match_id=match_id, seat=s, passed=passed)))
-    elif isinstance(ev, Draw):
-        for s in seats:
-            out.append((s, pb.RefereeMessage(match_id=match_id, seat=s, draw=draw_msg(ev, s))))
-    elif isinstance(ev, RoundStart):
-        for s in seats:
-            out.append((s, pb.RefereeMessage(match_id=match_id, seat=s, deal=deal_msg(ev, s, scores))))
-    elif isinstance(ev, RoundEnd):
-        end = round_end_msg(ev)
-        for s in seats:
-            out.append((s, pb.RefereeMessage(match_id=match_id, seat=s, round_end=end)))
-    else:
-        result = result_msg(ev, ranks)
-        for s in seats:
-            out.append((s, pb.RefereeMessage(match_id=match_id, seat=s, match_result=result)))
+        return [(seats, "play", play_msg(ev))]
+    if isinstance(ev, Pass):
+        return [(seats, "passed", pb.PassEvent(round=ev.round, seat=ev.seat))]
+    if isinstance(ev, Draw):
+        others = [s for s in seats if s != ev.seat]
+        out: list[tuple[Sequence[int], str, Body]] = [(others, "draw", draw_msg(ev, None))] if others else []
+        if len(others) < len(seats):
+            out.append(((ev.seat,), "draw", draw_msg(ev, ev.seat)))
+        return out
+    if isinstance(ev, RoundStart):
+        return [((s,), "deal", deal_msg(ev, s, scores)) for s in seats]
+    if isinstance(ev, RoundEnd):
+        return [(seats, "round_end", round_end_msg(ev))]
+    return [(seats, "match_result", result_msg(ev, ranks))]
+
+
+def event_messages(
+    match_id: str, ev: Event, seats: Sequence[int], scores: Sequence[int], ranks: Sequence[int] = ()
+) -> list[tuple[int, pb.RefereeMessage]]:
+    """``(seat, message)`` for each of ``seats``: :func:`event_bodies` as whole messages."""
+    out: list[tuple[int, pb.RefereeMessage]] = []
+    for group, field, body in event_bodies(ev, seats, scores, ranks):
+        for s in group:
+            msg = pb.RefereeMessage(match_id=match_id, seat=s)
+            getattr(msg, field).CopyFrom(body)
+            out.append((s, msg))
     return out
 
 

@@ -25,7 +25,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from sevenrocks.sdk.convert import assignment_msg, event_messages, turn_msg
+from sevenrocks.sdk.convert import assignment_msg, event_bodies, turn_msg
 from sevenrocks.sdk.rules import (
     Event, FaultCause, GameState, IllegalMoveError, MatchEnd, Move, Offender, Play, RoundEnd, Ruleset,
 )
@@ -36,7 +36,7 @@ from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 from .faults import Fault, FaultPolicy, StrikeBook, TimeControl
 from .feed import FeedEntry, FeedHub, SpectatorService
 from .session import Pending, SeatLink, Session
-from .wire import BadMessage, decode_bot_message, encode_batch
+from .wire import BadMessage, decode_bot_message, framed_for, seat_prefix
 
 __all__ = ["FaultPolicy", "PROTOCOL_VERSION", "Referee", "RefereeMatch", "TimeControl"]
 
@@ -130,7 +130,7 @@ class MatchRun:
         assignment = assignment_msg(self.game.ruleset, self.entrants, tc.per_move_ms, tc.bank_ms)
         for seat, got in enumerate(sessions):
             if isinstance(got, Session):
-                link = SeatLink(self, self.match_id, seat, got)
+                link = SeatLink(self, self.match_id, seat, got, prefix=seat_prefix(self.match_id, seat))
                 got.links[(self.match_id, seat)] = link
                 got.send(pb.RefereeMessage(match_id=self.match_id, seat=seat, seat_assignment=assignment))
             else:
@@ -149,24 +149,32 @@ class MatchRun:
     # ------------------------------------------------------------------ events
 
     def publish(self, new: list[Event], extra: dict[str, Any] | None = None) -> None:
-        """Record ``new`` and send each live seat its view of it."""
+        """Record ``new`` and send each live seat its view of it (each body serialized once)."""
         ranks: Sequence[int] = ()
+        links = self.links
         for i, ev in enumerate(new):
             self.events.append(ev)
             self.extras.append(extra if (extra and i == 0) else {})
             if isinstance(ev, MatchEnd):
                 ranks = self.game.final_ranks()
-            live = [link.seat for link in self.links if link.session is not None and link.dead is None]
-            for seat, msg in event_messages(self.match_id, ev, live, self.scores, ranks):
-                session = self.links[seat].session
-                assert session is not None
-                session.send(msg)
+            live = [link.seat for link in links if link.session is not None and link.dead is None]
+            for group, field, body in event_bodies(ev, live, self.scores, ranks):
+                data = body.SerializeToString()
+                for seat in group:
+                    link = links[seat]
+                    assert link.session is not None
+                    link.session.send_framed(framed_for(link.prefix, field, data))
             if isinstance(ev, (Play, RoundEnd)):
                 self.scores = list(ev.scores)
         self.feed.published()
 
     async def ask(self, seat: int, moves: list[Move]) -> tuple[Move | Fault, float | None]:
-        """Send a TurnRequest and await the answer or the deadline; the time is measured here."""
+        """Send a TurnRequest and await the answer or the deadline; the time is measured here.
+
+        The clock starts when the stream takes the request, not when it is queued
+        (back-pressure, issue 6): a referee busy with a thousand matches never times out
+        an innocent bot. A stream that takes nothing gets at most one more limit of grace.
+        """
         link = self.links[seat]
         if link.dead is not None or link.session is None:
             return link.dead or Fault(seat, FaultCause.DISCONNECT, "no stream"), None
@@ -176,22 +184,13 @@ class MatchRun:
         limit_ms = tc.per_move_ms + bank
         rid = next(self.referee.request_ids)
         fut: asyncio.Future[Move | Fault] = asyncio.get_running_loop().create_future()
-        link.pending = Pending(rid, fut, moves)
-        session.send(turn_msg(self.match_id, seat, rid, self.game.round, moves, tc.per_move_ms, bank))
-        # Back-pressure (issue 6): the clock starts when the request is handed to the stream, not
-        # when it is queued, so a referee busy with a thousand matches never times out an innocent
-        # bot. A stream that stops taking messages gets at most one more limit of grace.
-        flushed = session.flushed()
-        if not flushed.done():
-            try:
-                async with asyncio.timeout(limit_ms / 1000):
-                    await asyncio.shield(flushed)
-            except TimeoutError:
-                pass
+        pending = link.pending = Pending(rid, fut, moves, limit_ms / 1000)
+        session.send_turn(turn_msg(self.match_id, seat, rid, self.game.round, moves, tc.per_move_ms, bank), pending)
         t0 = time.perf_counter()
         answer: Move | Fault
         try:
-            async with asyncio.timeout(limit_ms / 1000):
+            async with asyncio.timeout(2 * limit_ms / 1000) as timer:
+                pending.timer = timer  # Pending.start() moves the deadline to hand-off + limit
                 answer = await fut
         except TimeoutError:
             if session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
@@ -201,7 +200,7 @@ class MatchRun:
                 link.late.add(rid)
                 answer = Fault(seat, FaultCause.TIMEOUT,
                                f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
-        ms = (time.perf_counter() - t0) * 1000
+        ms = (time.perf_counter() - (pending.sent_at or t0)) * 1000
         if self.bank_left is not None:
             self.bank_left[seat] = max(0, bank - max(0, int(ms) - tc.per_move_ms))
         self.decision_ms[seat].append(ms)
@@ -318,7 +317,7 @@ class Referee:
             "Play": grpc.stream_stream_rpc_method_handler(
                 self._play,
                 request_deserializer=decode_bot_message(self.max_message_bytes),
-                response_serializer=encode_batch,
+                response_serializer=bytes,  # Session.next_batch() encodes
             ),
         })])
         pb_grpc.add_SpectatorServicer_to_server(SpectatorService(self.feed), server)
@@ -494,7 +493,7 @@ class Referee:
 
     async def _play(
         self, requests: AsyncIterator[pb.BotMessage | BadMessage], context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[list[pb.RefereeMessage]]:
+    ) -> AsyncIterator[bytes]:
         entrant = self._authenticate(context)
         if entrant is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,

@@ -10,6 +10,7 @@ real holder anything), a duplicate or unknown request id is a fault of that seat
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -18,6 +19,7 @@ from sevenrocks.sdk.rules import FaultCause, Move
 from sevenrocks.v1 import referee_pb2 as pb
 
 from .faults import Fault
+from .wire import frame
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,11 +33,24 @@ class MatchHandle(Protocol):
 
 @dataclass(slots=True)
 class Pending:
-    """An outstanding TurnRequest: answered once, through ``future``."""
+    """An outstanding TurnRequest: answered once, through ``future``.
+
+    Its clock starts when the stream takes the request (:meth:`start`), which moves
+    the deadline of the ``timer`` the referee is waiting under.
+    """
 
     request_id: int
     future: asyncio.Future[Move | Fault]
     moves: Sequence[Move]
+    limit_s: float = 0.0
+    #: perf_counter() when the request was handed to the stream.
+    sent_at: float | None = None
+    timer: asyncio.Timeout | None = None
+
+    def start(self, now: float) -> None:
+        self.sent_at = now
+        if self.timer is not None and not self.future.done():
+            self.timer.reschedule(asyncio.get_running_loop().time() + self.limit_s)
 
 
 @dataclass(slots=True)
@@ -47,6 +62,8 @@ class SeatLink:
     seat: int
     session: Session | None
     pending: Pending | None = None
+    #: The serialized address (match id, seat) every message to this seat starts with.
+    prefix: bytes = b""
     #: Request ids this seat answered, or that timed out (answers to those are late, not faults).
     answered: set[int] = field(default_factory=set)
     late: set[int] = field(default_factory=set)
@@ -67,8 +84,8 @@ class SeatLink:
 class Session:
     """One authenticated bot stream and the seats it plays."""
 
-    __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "_flushed", "closed",
-                 "losing", "end")
+    __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "_unflushed",
+                 "closed", "losing", "end")
 
     def __init__(self, session_id: str, entrant: str, hello: pb.Hello, default_max_seats: int) -> None:
         self.id = session_id
@@ -77,10 +94,11 @@ class Session:
         self.version = hello.version
         self.max_seats = hello.max_seats or default_max_seats
         self.links: dict[tuple[str, int], SeatLink] = {}
-        self._outbox: list[pb.RefereeMessage] = []
+        #: Framed RefereeBatch entries (:func:`~.wire.frame`), in order.
+        self._outbox: list[bytes] = []
         self._ready = asyncio.Event()
-        #: Resolves when the outbox is next handed to the stream (see :meth:`flushed`).
-        self._flushed: asyncio.Future[None] | None = None
+        #: Turns queued but not yet handed to the stream: their clocks start at the hand-off.
+        self._unflushed: list[Pending] = []
         self.closed = False
         #: The stream is gone and the referee is finding out why (crash or disconnect).
         self.losing = False
@@ -94,51 +112,53 @@ class Session:
     # ------------------------------------------------------------------ outgoing
 
     def send(self, msg: pb.RefereeMessage) -> None:
+        self.send_framed(frame(msg.SerializeToString()))
+
+    def send_framed(self, data: bytes) -> None:
+        """Queue one framed message (built once per event and seat by :func:`~.wire.framed_for`)."""
         if self.closed:
             return
-        self._outbox.append(msg)
+        self._outbox.append(data)
         self._ready.set()
+
+    def send_turn(self, msg: pb.RefereeMessage, pending: Pending) -> None:
+        """Queue a TurnRequest; its clock starts when :meth:`next_batch` hands it to the stream.
+
+        Back-pressure (issue 6): a referee busy with a thousand matches, or a stream slow
+        to take messages, never eats into a bot's thinking time.
+        """
+        self.send(msg)
+        self._unflushed.append(pending)
 
     def notice(self, text: str, match_id: str = "", seat: int = 0) -> None:
         self.send(pb.RefereeMessage(match_id=match_id, seat=seat, notice=pb.Notice(text=text)))
 
-    def flushed(self) -> asyncio.Future[None]:
-        """Resolves once what is queued now has been handed to the stream, or the session ends.
+    def _handed_off(self) -> None:
+        if self._unflushed:
+            now = time.perf_counter()
+            for p in self._unflushed:
+                p.start(now)
+            self._unflushed = []
 
-        The referee starts a turn's clock then, not when the request was queued.
-        """
-        if self._flushed is None:
-            self._flushed = asyncio.get_running_loop().create_future()
-            if self.closed:
-                self._flushed.set_result(None)
-        return self._flushed
-
-    def _release(self) -> None:
-        if self._flushed is not None:
-            if not self._flushed.done():
-                self._flushed.set_result(None)
-            self._flushed = None
-
-    async def next_batch(self) -> list[pb.RefereeMessage] | None:
-        """Everything queued since the last batch; None once the session is closed and drained."""
+    async def next_batch(self) -> bytes | None:
+        """Everything queued since the last batch, as one RefereeBatch; None once closed and drained."""
         while not self._outbox:
             if self.closed:
                 return None
             self._ready.clear()
             await self._ready.wait()
         batch, self._outbox = self._outbox, []
-        self._release()
-        return batch
+        self._handed_off()
+        return b"".join(batch)
 
     def close(self, goodbye: str | None = None) -> None:
         """Stop sending (after a Goodbye, if given); the stream ends once the outbox drains."""
         if self.closed:
             return
         if goodbye is not None:
-            self._outbox.append(pb.RefereeMessage(goodbye=pb.Goodbye(reason=goodbye)))
+            self._outbox.append(frame(pb.RefereeMessage(goodbye=pb.Goodbye(reason=goodbye)).SerializeToString()))
         self.closed = True
         self._ready.set()
-        self._release()
 
     # ------------------------------------------------------------------ incoming
 
@@ -179,6 +199,5 @@ class Session:
         self.end = (cause, detail)
         self.closed = True
         self._ready.set()
-        self._release()
         for link in list(self.links.values()):
             link.fail(Fault(link.seat, cause, detail))

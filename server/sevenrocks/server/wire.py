@@ -46,15 +46,35 @@ def _varint(n: int) -> bytes:
     return bytes(out)
 
 
-def encode_batch(batch: Sequence[pb.RefereeMessage]) -> bytes:
-    """Serialize ``batch`` as one RefereeBatch without copying the messages into a new one.
+def frame(message: bytes) -> bytes:
+    """One serialized RefereeMessage as an entry of a RefereeBatch.
 
     A RefereeBatch is field 1, repeated, length-delimited: tag byte 0x0A, a varint
-    length and the message bytes, once per message.
+    length and the message bytes, once per message; entries simply concatenate.
     """
-    parts: list[bytes] = []
-    for msg in batch:
-        data = msg.SerializeToString()
-        parts.append(b"\n" + _varint(len(data)))
-        parts.append(data)
-    return b"".join(parts)
+    return b"\n" + _varint(len(message)) + message
+
+
+#: The tag bytes of each RefereeMessage body field (length-delimited), by field name.
+BODY_TAGS: dict[str, bytes] = {
+    f.name: _varint(f.number << 3 | 2) for f in pb.RefereeMessage.DESCRIPTOR.oneofs_by_name["body"].fields
+}
+
+
+def seat_prefix(match_id: str, seat: int) -> bytes:
+    """The address part of every RefereeMessage for one seat (serialized once per seat)."""
+    return pb.RefereeMessage(match_id=match_id, seat=seat).SerializeToString()
+
+
+def framed_for(prefix: bytes, field: str, body: bytes) -> bytes:
+    """A framed RefereeMessage for the seat of ``prefix`` with the serialized ``body`` in ``field``.
+
+    An event's body is serialized once and addressed to each seat by concatenation,
+    which is what protobuf's wire format defines a message's fields to be.
+    """
+    return frame(prefix + BODY_TAGS[field] + _varint(len(body)) + body)
+
+
+def encode_batch(batch: Sequence[pb.RefereeMessage]) -> bytes:
+    """Serialize ``batch`` as one RefereeBatch."""
+    return b"".join(frame(msg.SerializeToString()) for msg in batch)

@@ -1,0 +1,196 @@
+"""Referee speed over gRPC, against a bare grpc.aio bidirectional echo measured in the same run.
+
+Baseline: a grpc.aio server writes a TurnRequest-sized message on a bidirectional
+stream and a client process writes it straight back; the round trip is timed at the
+server. Ours: the referee plays Seven Rocks against one SDK bot process holding all
+four seats (choosing its first legal move); a decision is timed at the referee from
+sending the TurnRequest to receiving the Move, the same span as the echo's round
+trip, and the wall time per decision adds the referee's own work between decisions
+(engine, records, events to every seat). Echo batches and matches alternate so that
+machine noise hits both alike; medians are quoted. Then matches/s with four random
+bot processes at 1, 4 and 16 concurrent matches.
+
+    python bench/bench_referee.py [--reps 5] [--echoes 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from sevenrocks.sdk.convert import turn_msg
+from sevenrocks.sdk.rules import GameState, make_ruleset
+from sevenrocks.server.faults import TimeControl
+from sevenrocks.server.launch import BotProcess
+from sevenrocks.server.referee import Referee
+
+HERE = Path(__file__).resolve().parent
+
+ECHO_CLIENT = """
+import asyncio, sys, grpc
+async def main():
+    async with grpc.aio.insecure_channel(sys.argv[1]) as ch:
+        call = ch.stream_stream("/bench.Echo/Echo", request_serializer=lambda b: b, response_deserializer=lambda b: b)()
+        await call.write(b"hello")
+        async for m in call:
+            await call.write(m)
+asyncio.run(main())
+"""
+
+
+class Echo:
+    """A bare echo shaped like the referee's stream: the server yields a message while a
+    reader task waits for the reply, the client process writes it back, the server times it."""
+
+    def __init__(self) -> None:
+        self.jobs: asyncio.Queue[tuple[int, asyncio.Future[list[float]]]] = asyncio.Queue()
+        g = GameState(make_ruleset(), seed=1)
+        g.start()
+        self.payload = turn_msg("bench-0", 0, 12345, 1, g.legal_moves(), 1000, 0).SerializeToString()
+
+    async def handler(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
+                      ) -> AsyncIterator[bytes]:
+        replies: asyncio.Queue[bytes] = asyncio.Queue()
+
+        async def read() -> None:
+            async for msg in requests:
+                replies.put_nowait(msg)
+
+        reader = asyncio.create_task(read())
+        await replies.get()  # hello
+        try:
+            while True:
+                n, done = await self.jobs.get()
+                times = []
+                for _ in range(n):
+                    t0 = time.perf_counter()
+                    yield self.payload
+                    await replies.get()
+                    times.append((time.perf_counter() - t0) * 1000)
+                done.set_result(times)
+        finally:
+            reader.cancel()
+
+    async def run(self, n: int) -> list[float]:
+        done: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
+        await self.jobs.put((n, done))
+        return await done
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
+    echo = Echo()
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {
+        "Echo": grpc.stream_stream_rpc_method_handler(echo.handler),  # type: ignore[arg-type]
+    })])
+    eport = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    echo_client = subprocess.Popen([sys.executable, "-c", ECHO_CLIENT, f"127.0.0.1:{eport}"])
+
+    referee = Referee({"raw": "t1", "sdk": "t2"}, TimeControl(per_move_ms=5000))
+    port = await referee.start()
+    env = {"PYTHONPATH": _pythonpath()}
+    bots = [
+        BotProcess().start([sys.executable, str(HERE / "rawbot.py")], f"127.0.0.1:{port}", "t1", env=env),
+        BotProcess().start([sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "firstbot:First"],
+                           f"127.0.0.1:{port}", "t2", env=env),
+    ]
+    out: dict[str, list[float]] = {k: [] for k in ("echo", "raw", "raw_wall", "sdk", "sdk_wall")}
+    try:
+        if await referee.wait_for_entrants(["raw", "sdk"], 30) != {"raw", "sdk"}:
+            raise SystemExit("the bench bots did not connect")
+        await echo.run(200)  # warm-up, and the SDK bot's thread probation
+        for who in ("raw", "sdk"):
+            await referee.play_match(f"warm-{who}", make_ruleset(), 0, [who] * 4)
+        for rep in range(reps):
+            for who in ("raw", "sdk"):
+                out["echo"] += await echo.run(echoes // 2)
+                t0 = time.perf_counter()
+                m = await referee.play_match(f"{who}-{rep}", make_ruleset(), rep + 1, [who] * 4)
+                wall = time.perf_counter() - t0
+                ds = [d for v in m.decision_ms.values() for d in v]
+                out[who] += ds
+                out[f"{who}_wall"].append(wall * 1000 / len(ds))
+        return {k: median(v) for k, v in out.items()} | {"n_echo": len(out["echo"]), "n_dec": len(out["raw"])}
+    finally:
+        await referee.stop()
+        for b in bots:
+            b.terminate()
+        echo_client.kill()
+        await server.stop(0)
+
+
+async def throughput(concurrency: int, total: int) -> tuple[float, float]:
+    names = [f"r{i}" for i in range(4)]
+    referee = Referee({n: f"t-{n}" for n in names}, TimeControl(per_move_ms=5000))
+    port = await referee.start()
+    procs = [BotProcess().start("random", f"127.0.0.1:{port}", f"t-{n}", entrant=n) for n in names]
+    try:
+        await referee.wait_for_entrants(names, 30)
+        sem = asyncio.Semaphore(concurrency)
+        decisions = 0
+
+        async def one(i: int) -> None:
+            nonlocal decisions
+            async with sem:
+                m = await referee.play_match(f"c{concurrency}-{i}", make_ruleset(), i, names)
+                decisions += sum(len(v) for v in m.decision_ms.values())
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(total)))
+        wall = time.perf_counter() - t0
+        return total / wall, decisions / wall
+    finally:
+        await referee.stop()
+        for p in procs:
+            p.terminate()
+
+
+def _pythonpath() -> str:
+    return os.pathsep.join([str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reps", type=int, default=5, help="echo batches / matches, alternating")
+    parser.add_argument("--echoes", type=int, default=600, help="echo round trips per batch")
+    args = parser.parse_args()
+
+    c = await decision_cost(args.reps, args.echoes)
+    print(f"decision cost over gRPC (medians of {c['n_echo']} echo round trips and "
+          f"{c['n_dec']} decisions per bot)\n")
+    rows = [
+        ("bare grpc.aio bidi echo round trip (baseline)", c["echo"]),
+        ("decision, stub-only bot: TurnRequest sent -> Move in", c["raw"]),
+        ("  wall per decision (match time / decisions)", c["raw_wall"]),
+        ("decision, SDK bot (SeatView per seat, Bot class)", c["sdk"]),
+        ("  wall per decision (match time / decisions)", c["sdk_wall"]),
+    ]
+    print(f"| {'what':<54} | {'ms':>7} | {'x echo':>6} |")
+    print(f"|{'-' * 56}|{'-' * 9}|{'-' * 8}|")
+    for label, ms in rows:
+        print(f"| {label:<54} | {ms:7.3f} | {ms / c['echo']:6.2f} |")
+    print("\nthroughput: seven-rocks, four random-bot processes (one per seat), per_move 5 s\n")
+    print(f"| {'concurrent matches':>18} | {'matches/s':>9} | {'decisions/s':>11} |")
+    print(f"|{'-' * 20}|{'-' * 11}|{'-' * 13}|")
+    for conc, total in ((1, 6), (4, 16), (16, 48)):
+        mps, dps = await throughput(conc, total)
+        print(f"| {conc:>18} | {mps:9.2f} | {dps:11.0f} |")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
