@@ -14,9 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sevenrocks.sdk.rules import GameState, Phase, make_ruleset
+from sevenrocks.sdk.rules import GameState, Layout, Move, Phase, make_ruleset
 from sevenrocks.sdk.sampling import DealSampler, InconsistentHistoryError, hand_groups
-from sevenrocks.sdk.view import SeatView
+from sevenrocks.sdk.view import PublicPlay, SeatView
+
+from sevenrocks.bots.awards import award_on
+from sevenrocks.bots.inference import missed_awards
 
 CONFIGS = [("seven-rocks", 4), ("fives", 2), ("fives", 3), ("fives", 4)]
 
@@ -111,3 +114,25 @@ def test_an_impossible_history_is_reported() -> None:
     lying.history = []
     with pytest.raises(InconsistentHistoryError):
         DealSampler(lying)
+
+
+def test_missed_awards_name_only_unseen_tiles_that_would_have_scored_more() -> None:
+    checked = 0
+    for seed in range(6):
+        _, view = position("seven-rocks", 4, seed, 14)
+        unseen = set(view.unseen())
+        layouts = []
+        layout = Layout()
+        for ev in view.history:
+            layouts.append(layout.copy())
+            if isinstance(ev, PublicPlay):
+                layout.place(Move(ev.tile, ev.port))
+        for m in missed_awards(view):
+            ev = view.history[m.index]
+            assert isinstance(ev, PublicPlay) and ev.seat == m.seat != view.seat
+            assert m.better <= unseen
+            for t in m.better:
+                before = layouts[m.index]
+                assert max(award_on(before, mv) for mv in before.moves_for([t])) > ev.award
+                checked += 1
+    assert checked

@@ -2,13 +2,21 @@
 
 For each decision the bot repeatedly deals the unseen tiles into the other hands (and
 the fives boneyard) with the SDK's :class:`~sevenrocks.sdk.sampling.DealSampler`, so
-every deal agrees with the passes, draws and hand sizes so far. On each deal it tries
-every legal move and plays the round out with a fast greedy rollout through the
-engine itself (:meth:`GameState.play`), then scores the result for its side: the
-partnership's (in fives, the seat's) points gained minus the opponents', settlement
-included, plus a large bonus or penalty when the rollout ends the match. All moves
-share the same deals and rollout seeds, so their differences are measured with
-little noise. The move with the best mean wins.
+every deal agrees with the passes, draws and hand sizes so far; it keeps a deal less
+often the more earlier awards it would make the other seats have passed up
+(:mod:`.inference`). On each deal it tries every legal move and plays on with a greedy
+rollout through the engine itself (:meth:`GameState.play`) for ``horizon`` more
+placements (by default once round the table, back to this seat), then scores the
+result for its side: the partnership's (in fives, the seat's) points gained minus the
+opponents', settlement included when the round ended, otherwise minus a charge per pip
+still held; winning or losing the match in the rollout counts a large bonus. All moves
+share the same deals, so their differences are measured with little noise. The move
+with the best mean wins.
+
+Why short rollouts: playing every deal out to the end of the round (also an option)
+measured clearly weaker on the ladder at any affordable number of deals; after one
+turn of the table, small differences cascade into unrelated games, and the noise
+swamps the difference between the moves.
 
 The bot stops at whichever comes first: ``iterations`` deals, or ``time_ms`` on the
 monotonic clock (never more than a third of what the referee says is left).
@@ -24,7 +32,7 @@ from sevenrocks.sdk.rules import GameState, Move, Phase
 from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
-from .awards import award_of, award_on
+from .awards import award_on
 from .inference import count_misses, missed_awards
 
 #: Value of winning (or losing) the match inside a rollout, in points.
@@ -57,36 +65,11 @@ def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
     return best
 
 
-def lookahead_move(state: GameState, rng: random.Random, explore: float) -> Move:
-    """A sharper rollout policy: the award now minus the best reply the next seat's (sampled) hand allows."""
-    moves, pick = _forced_or_random(state, rng, explore)
-    if pick is not None:
-        return pick
-    nxt = state.hands[(state.turn + 1) % state.ruleset.players]
-    best = moves[0]
-    best_key = -1000
-    for m in moves:
-        after = state.layout.copy()
-        award = award_of(after.place(m))
-        reply = 0
-        for r in after.moves_for(nxt):
-            if r.tile != m.tile:
-                reply = max(reply, award_of(after.copy().place(r)))
-        key = (award - reply) * 16 + m.tile[0] + m.tile[1]
-        if key > best_key:
-            best, best_key = m, key
-    return best
-
-
-POLICIES = {"greedy": greedy_move, "lookahead": lookahead_move}
-
-
-def play_out(state: GameState, rng: random.Random, explore: float, plies: int | None, policy: str = "greedy") -> None:
+def play_out(state: GameState, rng: random.Random, explore: float, plies: int | None) -> None:
     """Play ``state`` (a copy) with the rollout policy for ``plies`` placements, or to the round's end."""
-    choose = POLICIES[policy]
     left = -1 if plies is None else plies
     while state.phase is Phase.TURN and left != 0:
-        state.play(choose(state, rng, explore))
+        state.play(greedy_move(state, rng, explore))
         left -= 1
 
 
@@ -97,9 +80,8 @@ class SearchBot(Bot):
 
     def __init__(
         self, seed: int | None = None, *, time_ms: float | None = 150.0, iterations: int | None = None,
-        explore: float = 0.1, horizon: int | None = 3, pip_weight: float = 0.4,
-        policy: str = "greedy", tempo: float = 0.0, double_weight: float = 0.0,
-        miss_weight: float = 1.0, resample: int = 10,
+        horizon: int | None = 3, explore: float = 0.0, pip_weight: float = 0.4,
+        miss_weight: float = 0.3, resample: int = 10,
     ) -> None:
         super().__init__(seed)
         if time_ms is None and iterations is None:
@@ -114,16 +96,10 @@ class SearchBot(Bot):
         self.horizon = horizon
         #: Points per pip still in a hand when a rollout stops before the round ends.
         self.pip_weight = pip_weight
-        #: Weight of the best award open to the seat to move when a rollout stops (signed by side).
-        self.tempo = tempo
-        #: Points per double still held when a rollout stops (doubles fit one value only).
-        self.double_weight = double_weight
         #: Chance of keeping a sampled deal, per earlier award its seat would have passed up (1: ignore plays).
         self.miss_weight = miss_weight
         #: Deals drawn at most to find one the play evidence accepts.
         self.resample = resample
-        #: The rollout policy, a key of :data:`POLICIES`.
-        self.policy = policy
         #: Deals searched at the last decision (for tests and benchmarks).
         self.last_iterations = 0
 
@@ -159,7 +135,7 @@ class SearchBot(Bot):
             for i, move in enumerate(moves):
                 state = root.copy()
                 state.play(move)
-                play_out(state, random.Random(seed), self.explore, self.horizon, self.policy)
+                play_out(state, random.Random(seed), self.explore, self.horizon)
                 totals[i] += self.evaluate(view, state)
             n += 1
             if deadline is not None:
@@ -178,15 +154,11 @@ class SearchBot(Bot):
         others = [g for t, g in enumerate(gains) if t != mine]
         value = gains[mine] - sum(others) / len(others)
         if state.phase is Phase.TURN:
-            pips = [0.0] * rs.teams
+            pips = [0] * rs.teams
             for seat, hand in enumerate(state.hands):
-                doubles = sum(1 for a, b in hand if a == b)
-                pips[rs.team_of(seat)] += sum(a + b for a, b in hand) + doubles * self.double_weight / self.pip_weight
+                pips[rs.team_of(seat)] += sum(a + b for a, b in hand)
             rest = [p for t, p in enumerate(pips) if t != mine]
             value -= self.pip_weight * (pips[mine] - sum(rest) / len(rest))
-            if self.tempo:
-                best = max(award_on(state.layout, m) for m in state.legal_moves())
-                value += self.tempo * (best if rs.team_of(state.turn) == mine else -best)
         if state.phase is Phase.MATCH_OVER and state.winner is not None:
             value += MATCH_BONUS if state.winner == mine else -MATCH_BONUS
         return value
