@@ -113,3 +113,20 @@ def test_spectator_feed_health_and_reflection(tmp_path: Path) -> None:
                     raise AssertionError("watching an unknown match should fail NOT_FOUND")
 
     asyncio.run(go())
+
+
+def test_bank_covers_a_slow_decision_and_forced_moves_can_be_autoplayed(tmp_path: Path) -> None:
+    """A 0.5 s decision under a 200 ms limit is paid from the bank; forced single moves are
+    played by the referee when asked to (and marked in the record, which still verifies)."""
+    from sevenrocks.server.faults import TimeControl
+
+    async def go() -> None:
+        async with table({"slow": fault_bot("sleep", 2), "sdk": sdk_bot("random")}, tmp_path,
+                         env={"slow": {"FAULT_SLEEP_S": "0.5"}}, autoplay_forced=True,
+                         time_control=TimeControl(per_move_ms=200, bank_ms=3000, connect_timeout_s=15)) as t:
+            m = await t.referee.play_match("bank", make_ruleset(), 6, ["slow", "sdk", "slow", "sdk"])
+            assert_normal(m)
+            assert max(m.decision_ms[0] + m.decision_ms[2]) > 400
+            assert any('"auto": "forced"' in line for line in m.record_lines)
+
+    asyncio.run(go())

@@ -500,9 +500,6 @@ class Referee:
                                 "missing or unknown token: send metadata 'authorization: Bearer <token>' "
                                 "with the token the operator gave your entrant (SEVENROCKS_TOKEN)")
         assert entrant is not None
-        if self.max_streams is not None and sum(map(len, self.sessions.values())) >= self.max_streams:
-            await context.abort(grpc.StatusCode.UNAVAILABLE,
-                                f"the referee holds its limit of {self.max_streams} bot streams; retry later")
         try:
             first = await asyncio.wait_for(anext(requests), HELLO_TIMEOUT_S)
         except StopAsyncIteration:
@@ -523,6 +520,11 @@ class Referee:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,
                                 f"this token belongs to another entrant, not {hello.entrant!r}; "
                                 "use your own entrant's token")
+        # Checked here, with no await before the session is registered, so that streams
+        # opening at once cannot all pass the check while waiting for their Hello.
+        if self.max_streams is not None and sum(map(len, self.sessions.values())) >= self.max_streams:
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                f"the referee holds its limit of {self.max_streams} bot streams; retry later")
         session = Session(f"s{next(self._session_ids)}-{secrets.token_hex(3)}", entrant, hello, 1024)
         session.send(pb.RefereeMessage(welcome=pb.Welcome(
             protocol_version=PROTOCOL_VERSION, entrant=entrant, session_id=session.id,
