@@ -16,7 +16,7 @@ from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
 from .faults import FaultPolicy, TimeControl
-from .launch import BotProcess, bot_command
+from .launch import BotProcess, LaunchError, bot_command
 from .referee import Referee, RefereeMatch
 
 
@@ -105,10 +105,13 @@ def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id
     mid = match_id or f"match-{seed}"
     with tempfile.TemporaryDirectory(prefix="sevenrocks-logs-") as tmp:
         log_dir = logs or Path(tmp)
-        result, log_paths = asyncio.run(play_one(
-            seats, names, ruleset, target, seed, mid,
-            TimeControl(per_move_ms, bank_ms, connect_timeout), FaultPolicy(fault_kind, max_strikes),
-            autoplay_forced, log_dir))
+        try:
+            result, log_paths = asyncio.run(play_one(
+                seats, names, ruleset, target, seed, mid,
+                TimeControl(per_move_ms, bank_ms, connect_timeout), FaultPolicy(fault_kind, max_strikes),
+                autoplay_forced, log_dir))
+        except (LaunchError, OSError) as e:
+            raise click.ClickException(str(e)) from None
         show(result, names, ruleset)
         if result.offender is not None:
             path = log_paths[names[result.offender.seat]]

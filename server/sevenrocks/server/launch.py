@@ -72,7 +72,12 @@ class BotProcess:
                 stdout=self._log or subprocess.DEVNULL, stderr=subprocess.STDOUT if self._log else subprocess.DEVNULL,
             )
         except OSError as e:
-            raise LaunchError(f"cannot start bot {shlex.join(self.command)!r}: {e}") from None
+            hint = ""
+            if len(self.command) == 1:
+                from sevenrocks.sdk.registry import bot_names
+
+                hint = f"; registered bots: {', '.join(bot_names())} (or give module:Class, or a command line)"
+            raise LaunchError(f"cannot start bot {shlex.join(self.command)!r}: {e.strerror}{hint}") from None
         return self
 
     @property

@@ -38,12 +38,22 @@ def decode_bot_message(limit: int) -> Callable[[bytes], pb.BotMessage | BadMessa
 
 
 def _varint(n: int) -> bytes:
+    if n < _SMALL:
+        return _VARINTS[n]
+    return _encode_varint(n)
+
+
+def _encode_varint(n: int) -> bytes:
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL = 1 << 14
+_VARINTS = [_encode_varint(n) for n in range(_SMALL)]  # lengths and tags are small: look them up
 
 
 def frame(message: bytes) -> bytes:
