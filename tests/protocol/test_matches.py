@@ -130,3 +130,32 @@ def test_bank_covers_a_slow_decision_and_forced_moves_can_be_autoplayed(tmp_path
             assert any('"auto": "forced"' in line for line in m.record_lines)
 
     asyncio.run(go())
+
+
+def test_sevenrocks_serve_plays_matches_between_bots_that_dial_in(tmp_path: Path) -> None:
+    import os
+    import re
+
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "sevenrocks.server.cli", "serve", "--listen", "127.0.0.1:0", "--entrant", "a=ta",
+         "--entrant", "b=tb", "--ruleset", "fives", "--players", "2", "--matches", "2", "--records", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    bots: list[subprocess.Popen[bytes]] = []
+    try:
+        assert serve.stdout is not None
+        first = serve.stdout.readline()
+        port = re.search(r"listening on 127\.0\.0\.1:(\d+)", first)
+        assert port, first
+        for token in ("ta", "tb"):
+            env = dict(os.environ, SEVENROCKS_REFEREE=f"127.0.0.1:{port.group(1)}", SEVENROCKS_TOKEN=token)
+            bots.append(subprocess.Popen([sys.executable, "-m", "sevenrocks.bots.random"], env=env))
+        out, _ = serve.communicate(timeout=120)
+        assert serve.returncode == 0, out
+        assert all(b.wait(20) == 0 for b in bots), "the bots end cleanly on the referee's Goodbye"
+    finally:
+        for p in (serve, *bots):
+            if p.poll() is None:
+                p.kill()
+    records = sorted(tmp_path.glob("*.jsonl"))
+    assert [r.name for r in records] == ["serve-1-0000.jsonl", "serve-1-0001.jsonl"], out
+    assert all(verify_file(r) == [] for r in records)

@@ -222,7 +222,10 @@ Global___Offender: _TypeAlias = Offender  # noqa: Y015
 class BotMessage(_message.Message):
     """---------------------------------------------------------------- bot -> referee
 
-    Everything a bot sends, one per stream message.
+    Everything a bot sends, one per stream message. Bytes that do not parse, a
+    message with no body set, or one larger than Welcome.max_message_bytes is
+    malformed: the referee closes the stream (INVALID_ARGUMENT) and every seat it
+    held faults with cause "malformed".
     """
 
     DESCRIPTOR: _descriptor.Descriptor
