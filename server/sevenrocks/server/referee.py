@@ -382,32 +382,6 @@ class Referee:
                 pass
         return wanted & self.connected()
 
-    async def claim(self, entrant: str, timeout: float) -> Session | tuple[FaultCause, str]:
-        """The least-loaded open stream of ``entrant`` with a free seat, waiting up to ``timeout``.
-
-        Returns why not (cause, detail) if none turns up.
-        """
-        if entrant not in self._entrant_of.values():
-            return FaultCause.DISCONNECT, f"entrant {entrant!r} has no token on this referee"
-        deadline = time.monotonic() + timeout
-        while True:
-            open_ = [s for s in self.sessions.get(entrant, ()) if not s.closed and s.free > 0]
-            if open_:
-                return max(open_, key=lambda s: s.free)
-            probe = self._probes.get(entrant)
-            if probe is not None and probe.returncode is not None:
-                return FaultCause.DISCONNECT, f"the bot process exited with code {probe.returncode} before it connected"
-            left = deadline - time.monotonic()
-            if left <= 0:
-                busy = bool(self.sessions.get(entrant))
-                return FaultCause.DISCONNECT, (
-                    f"entrant {entrant!r} had no free seat (max_seats) within {timeout:g} s" if busy
-                    else f"entrant {entrant!r} did not connect within {timeout:g} s")
-            try:
-                await asyncio.wait_for(self._changed.wait(), min(left, 0.2))
-            except TimeoutError:
-                pass
-
     async def claim_seats(self, entrants: Sequence[str], timeout: float) -> list[Session | tuple[FaultCause, str]]:
         """A session for every seat of one match, all taken at once (back-pressure, issue 6).
 
