@@ -87,6 +87,8 @@ class FeedEntry:
                     scores = list(ev.scores)
                 elif isinstance(ev, MatchEnd):
                     return
+            if self.finished:
+                return  # stopped without a result (the referee was shut down mid-match)
             await self.changed()
 
 
