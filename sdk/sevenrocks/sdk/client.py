@@ -226,7 +226,9 @@ class Client:
             await call.write(hello)
             async for batch in call:
                 for msg in batch.messages:
-                    self._handle(msg)
+                    reply = self._handle(msg)
+                    if reply is not None:  # a quick sync bot answered on the spot
+                        await self._send(reply)
                 if self._goodbye is not None:
                     break
         finally:
@@ -236,7 +238,8 @@ class Client:
 
     # ------------------------------------------------------------------ messages
 
-    def _handle(self, msg: pb.RefereeMessage) -> None:
+    def _handle(self, msg: pb.RefereeMessage) -> pb.BotMessage | None:
+        """Feed ``msg`` to its seat's view; a reply to send now, if the bot answered inline."""
         if self.on_message is not None:
             self.on_message(msg)
         kind = msg.WhichOneof("body")
@@ -246,21 +249,21 @@ class Client:
             new.seat_names = list(msg.seat_assignment.seat_names)
             self.views[key] = new
             self.bot.on_match_start(new)
-            return
+            return None
         if kind == "welcome":
             self.session_id = msg.welcome.session_id
             log.info("connected to %s as entrant %r", self.settings.referee, msg.welcome.entrant)
-            return
+            return None
         if kind == "goodbye":
             self._goodbye = msg.goodbye.reason or "goodbye"
-            return
+            return None
         if kind == "notice":
             log.warning("referee: %s%s", f"{msg.match_id} seat {msg.seat}: " if msg.match_id else "", msg.notice.text)
-            return
+            return None
         view = self.views.get(key)
         if view is None:
             log.warning("message %s for unknown seat %s of match %r ignored", kind, msg.seat, msg.match_id)
-            return
+            return None
         if kind == "play":
             p = msg.play
             move = move_of(p.placement)
@@ -281,6 +284,8 @@ class Client:
             view.time_left_ms = t.time_left_ms
             view.bank_left_ms = t.bank_left_ms or None
             view.to_move = view.seat
+            if isinstance(self.bot, Bot) and not self._pacer.threaded:
+                return self._choose_inline(self.bot, view, t.request_id)
             task = asyncio.get_running_loop().create_task(self._decide(view, t.request_id))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -289,31 +294,45 @@ class Client:
             view.scores = list(r.scores)
             del self.views[key]
             self.bot.on_match_end(view, r.winner if r.HasField("winner") else None)
+        return None
+
+    def _choose_inline(self, bot: Bot, view: SeatView, request_id: int) -> pb.BotMessage:
+        try:
+            t0 = time.perf_counter()
+            move = bot.choose_move(view)
+            self._pacer.took(time.perf_counter() - t0)
+            return self._reply(view, request_id, move)
+        except Exception as e:
+            return self._failed(view, request_id, e)
 
     async def _decide(self, view: SeatView, request_id: int) -> None:
         bot = self.bot
         try:
             if isinstance(bot, AsyncBot):
                 move = await bot.choose_move(view)
-            elif self._pacer.threaded:
+            else:
                 t0 = time.perf_counter()
                 move = await asyncio.to_thread(bot.choose_move, view)
                 self._pacer.took(time.perf_counter() - t0)
-            else:
-                t0 = time.perf_counter()
-                move = bot.choose_move(view)
-                self._pacer.took(time.perf_counter() - t0)
-            if not isinstance(move, Move):
-                raise TypeError(f"choose_move returned {move!r}, not a Move")
-            reply = pb.BotMessage(move=pb.Move(match_id=view.match_id, seat=view.seat, request_id=request_id,
-                                               placement=placement_msg(move)))
+            reply = self._reply(view, request_id, move)
         except asyncio.CancelledError:
             raise
         except Exception as e:
-            log.exception("%s: choose_move failed in match %s seat %d", type(bot).__name__, view.match_id, view.seat)
-            reply = pb.BotMessage(error=pb.BotError(match_id=view.match_id, seat=view.seat, request_id=request_id,
-                                                    detail=f"{type(e).__name__}: {e}"))
+            reply = self._failed(view, request_id, e)
         await self._send(reply)
+
+    @staticmethod
+    def _reply(view: SeatView, request_id: int, move: object) -> pb.BotMessage:
+        if not isinstance(move, Move):
+            raise TypeError(f"choose_move returned {move!r}, not a Move")
+        return pb.BotMessage(move=pb.Move(match_id=view.match_id, seat=view.seat, request_id=request_id,
+                                          placement=placement_msg(move)))
+
+    def _failed(self, view: SeatView, request_id: int, e: Exception) -> pb.BotMessage:
+        """Report a bot's exception to the referee at once (it adjudicates a crash)."""
+        log.exception("%s: choose_move failed in match %s seat %d", type(self.bot).__name__, view.match_id, view.seat)
+        return pb.BotMessage(error=pb.BotError(match_id=view.match_id, seat=view.seat, request_id=request_id,
+                                               detail=f"{type(e).__name__}: {e}"))
 
 
 async def serve(bot: Bot | AsyncBot, settings: Settings) -> str:
