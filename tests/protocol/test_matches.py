@@ -159,3 +159,16 @@ def test_sevenrocks_serve_plays_matches_between_bots_that_dial_in(tmp_path: Path
     records = sorted(tmp_path.glob("*.jsonl"))
     assert [r.name for r in records] == ["serve-1-0000.jsonl", "serve-1-0001.jsonl"], out
     assert all(verify_file(r) == [] for r in records)
+
+
+def test_sevenrocks_match_reports_a_fault_with_the_bots_output(tmp_path: Path) -> None:
+    bad = " ".join(fault_bot("illegal"))
+    out = subprocess.run(
+        [sys.executable, "-m", "sevenrocks.server.cli", "match", "--ruleset", "fives", "--seat", bad,
+         "--seat", "random", "--seed", "2", "--records", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "forfeit: seat 0 (fault_bot-0) illegal" in out.stdout, out.stdout
+    assert "misbehaving at turn" in out.stderr, "the offender's output is shown"
+    assert verify_file(tmp_path / "match-2.jsonl") == []
