@@ -11,7 +11,8 @@ result for its side: the partnership's (in fives, the seat's) points gained minu
 opponents', settlement included when the round ended, otherwise minus a charge per pip
 still held; winning or losing the match in the rollout counts a large bonus. All moves
 share the same deals, so their differences are measured with little noise. The move
-with the best mean wins.
+with the best mean, plus ``prior`` times the defensive bot's opinion of it (which
+knows about doubles and keeping tiles that play, beyond the rollout's horizon), wins.
 
 Why short rollouts: playing every deal out to the end of the round (also an option)
 measured clearly weaker on the ladder at any affordable number of deals; after one
@@ -33,6 +34,7 @@ from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
 from .awards import award_on
+from .defensive import DefensiveBot
 from .inference import count_misses, missed_awards
 
 #: Value of winning (or losing) the match inside a rollout, in points.
@@ -81,11 +83,13 @@ class SearchBot(Bot):
     def __init__(
         self, seed: int | None = None, *, time_ms: float | None = 150.0, iterations: int | None = None,
         horizon: int | None = 3, explore: float = 0.0, pip_weight: float = 0.4,
-        miss_weight: float = 0.3, resample: int = 10,
+        miss_weight: float = 0.3, resample: int = 10, prior: float = 0.5,
     ) -> None:
         super().__init__(seed)
         if time_ms is None and iterations is None:
             raise ValueError("give the search a time budget (time_ms), a number of deals (iterations), or both")
+        if iterations is not None and iterations < 1:
+            raise ValueError(f"iterations must be at least 1, got {iterations}")
         #: Think time per decision in milliseconds (None: no clock, only ``iterations``).
         self.time_ms = time_ms
         #: Deals per decision (None: as many as the time allows).
@@ -94,6 +98,9 @@ class SearchBot(Bot):
         self.explore = explore
         #: Placements played out after each candidate move (None: to the end of the round).
         self.horizon = horizon
+        #: Weight of the defensive heuristic's opinion of each move, added to the searched mean.
+        self.prior = prior
+        self._heuristic = DefensiveBot(seed)
         #: Points per pip still in a hand when a rollout stops before the round ends.
         self.pip_weight = pip_weight
         #: Chance of keeping a sampled deal, per earlier award its seat would have passed up (1: ignore plays).
@@ -143,6 +150,9 @@ class SearchBot(Bot):
                 if now + (now - start) / n > deadline:
                     break
         self.last_iterations = n
+        if self.prior:
+            for i, move in enumerate(moves):
+                totals[i] += n * self.prior * self._heuristic.evaluate(view, move)
         best = max(range(len(moves)), key=lambda i: totals[i])
         return moves[best]
 
