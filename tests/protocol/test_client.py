@@ -16,7 +16,7 @@ from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.server.launch import BotProcess
 from sevenrocks.server.referee import Referee
 
-from .harness import assert_normal, sdk_bot, table
+from .harness import assert_normal, script, sdk_bot, table
 
 
 def self_signed(tmp: Path) -> tuple[bytes, bytes]:
@@ -121,3 +121,14 @@ def test_settings_say_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SEVENROCKS_TOKEN", "t")
     s = settings_from(["--referee", "h:1", "--unrelated-bot-flag"])
     assert (s.referee, s.token) == ("h:1", "t")
+
+
+def test_an_async_bot_plays_many_seats_over_one_stream(tmp_path: Path) -> None:
+    async def go() -> None:
+        async with table({"async": script("async_bot.py")}, tmp_path) as t:
+            ms = await asyncio.gather(*(t.referee.play_match(f"a{i}", make_ruleset("fives", 3), i, ["async"] * 3)
+                                        for i in range(3)))
+            for m in ms:
+                assert_normal(m)
+
+    asyncio.run(go())
