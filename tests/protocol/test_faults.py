@@ -81,6 +81,12 @@ def test_unknown_request_id(tmp_path: Path) -> None:
     check(a, b, "malformed", "unknown request id")
 
 
+def test_flood_of_moves_for_seats_it_does_not_hold(tmp_path: Path) -> None:
+    """Never charged to the real holder (seat 1 of 'not-mine'); the flooding stream is closed."""
+    a, b, _ = asyncio.run(fault_and_bystander(bots(fault_bot("spam")), tmp_path))
+    check(a, b, "malformed", "more than 1000 messages")
+
+
 def test_disconnect_mid_turn(tmp_path: Path) -> None:
     a, b, _ = asyncio.run(fault_and_bystander(bots(fault_bot("disconnect")), tmp_path))
     check(a, b, "disconnect")

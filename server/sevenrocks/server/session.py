@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
+#: Refused messages a stream may send before it is closed as malformed.
+MAX_IGNORED = 1000
+
+
 class MatchHandle(Protocol):
     """What a session needs from a running match: somewhere to report faults."""
 
@@ -85,7 +89,7 @@ class Session:
     """One authenticated bot stream and the seats it plays."""
 
     __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "_unflushed",
-                 "closed", "losing", "end")
+                 "closed", "losing", "end", "ignored")
 
     def __init__(self, session_id: str, entrant: str, hello: pb.Hello, default_max_seats: int) -> None:
         self.id = session_id
@@ -104,6 +108,8 @@ class Session:
         self.losing = False
         #: Why the session ended (for its seats), once it has.
         self.end: tuple[FaultCause, str] | None = None
+        #: Messages refused without charging a seat (see :meth:`ignore`).
+        self.ignored = 0
 
     @property
     def free(self) -> int:
@@ -132,6 +138,16 @@ class Session:
 
     def notice(self, text: str, match_id: str = "", seat: int = 0) -> None:
         self.send(pb.RefereeMessage(match_id=match_id, seat=seat, notice=pb.Notice(text=text)))
+
+    def ignore(self, text: str, match_id: str = "", seat: int = 0) -> None:
+        """Refuse a message that no seat can be charged for, with a notice; a stream that
+        keeps sending such messages is broken, and is closed before its notices pile up."""
+        self.ignored += 1
+        if self.ignored > MAX_IGNORED:
+            self.lost(FaultCause.MALFORMED, f"more than {MAX_IGNORED} messages that no seat of the stream could take; "
+                                            f"the last: {text}")
+        else:
+            self.notice(text, match_id, seat)
 
     def _handed_off(self) -> None:
         if self._unflushed:
@@ -165,7 +181,7 @@ class Session:
     def on_move(self, msg: pb.Move) -> None:
         link = self.links.get((msg.match_id, msg.seat))
         if link is None:
-            self.notice(f"move for match {msg.match_id!r} seat {msg.seat} ignored: this stream does not hold that seat",
+            self.ignore(f"move for match {msg.match_id!r} seat {msg.seat} ignored: this stream does not hold that seat",
                         msg.match_id, msg.seat)
             return
         rid = msg.request_id
@@ -181,7 +197,7 @@ class Session:
                 move = Fault(link.seat, FaultCause.MALFORMED, f"request {rid}: {e}")
             pending.future.set_result(move)
         elif rid in link.late:
-            self.notice(f"request {rid} answered after its deadline; already adjudicated", msg.match_id, msg.seat)
+            self.ignore(f"request {rid} answered after its deadline; already adjudicated", msg.match_id, msg.seat)
         elif rid in link.answered:
             link.match.report(Fault(link.seat, FaultCause.MALFORMED, f"duplicate answer to request {rid}"))
         else:
@@ -190,7 +206,7 @@ class Session:
     def on_error(self, msg: pb.BotError) -> None:
         link = self.links.get((msg.match_id, msg.seat))
         if link is None:
-            self.notice(f"error report for match {msg.match_id!r} seat {msg.seat} ignored: not your seat")
+            self.ignore(f"error report for match {msg.match_id!r} seat {msg.seat} ignored: not your seat")
             return
         link.fail(Fault(link.seat, FaultCause.CRASH, f"the bot reported an error: {msg.detail[:500]}"))
 

@@ -4,7 +4,7 @@
 
 It answers every TurnRequest with its first legal move, except that from its AT-th
 turn (default 2) it misbehaves as MODE says: none, sleep (once), sleepy (every turn),
-illegal, garbage, huge, replay, unknown, disconnect, exit. It reads
+illegal, garbage, huge, replay, unknown, disconnect, exit, spam. It reads
 SEVENROCKS_REFEREE, SEVENROCKS_TOKEN and SEVENROCKS_ENTRANT like any bot.
 """
 
@@ -87,6 +87,10 @@ async def main() -> int:
                     return 0
                 elif MODE == "exit":
                     os._exit(3)
+                elif MODE == "spam":  # moves for a seat of a match it does not hold, over and over
+                    for _ in range(1100):
+                        await call.write(pb.BotMessage(move=pb.Move(match_id="not-mine", seat=1, request_id=1,
+                                                                    placement=t.legal_moves[0])).SerializeToString())
     return 0
 
 
