@@ -81,7 +81,7 @@ def make_bot(name: str, seed: int, options: dict[str, Any]) -> Bot:
     return bot_class(name)(seed, **kwargs)
 
 
-def play_one(job: tuple[str, str, str, int, bool, int, dict[str, Any]]) -> Game:
+def play_one(job: tuple[str, str, str, int | None, bool, int, dict[str, Any]]) -> Game:
     """Play seed ``seed`` with A in the even seats, or in the odd seats when ``swapped``."""
     a, b, ruleset, players, swapped, seed, options = job
     rs = make_ruleset(ruleset, players=players)
