@@ -38,12 +38,12 @@ class Clocked(Bot):
 
 @pytest.mark.parametrize("config", [("seven-rocks", 4), ("fives", 4)], ids=lambda c: f"{c[0]}-{c[1]}")
 def test_search_stops_at_its_time_budget(config: tuple[str, int]) -> None:
-    rs = make_ruleset(config[0], players=config[1], target=60)
+    rs = make_ruleset(config[0], players=config[1], target=100)
     search = SearchBot(1, time_ms=20)
     clocked = Clocked(search)
     bots: list[Bot] = [clocked] + [GreedyBot(s) for s in range(1, rs.players)]
     play_local(bots, rs, seed=4)
-    assert clocked.times
+    assert len(clocked.times) >= 5
     assert max(clocked.times) < 0.020 + MARGIN_S
 
 
