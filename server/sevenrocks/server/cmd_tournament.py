@@ -71,7 +71,6 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         store = Store(db_path)
     except StoreError as e:
         raise click.ClickException(str(e)) from None
-    err = click.get_text_stream("stderr")
     with store:
         executor = make_executor(config, out_dir, cluster, listen)
         try:
@@ -85,7 +84,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         except KeyboardInterrupt:
             done = len(store.done_ids(config.name))
             click.echo(f"\ninterrupted: {done} matches of event {config.name!r} are stored in {db_path}; "
-                       "run the same command again to resume.", file=err)
+                       "run the same command again to resume.", err=True)
             sys.exit(130)
         except (StoreError, EntrantsUnreachable, ConfigError, LaunchError) as e:
             raise click.ClickException(str(e)) from None
@@ -93,4 +92,4 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         written = write_all(lb, out_dir)
     if not quiet:
         click.echo(render_table(lb))
-    click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}", file=err)
+    click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}", err=True)
