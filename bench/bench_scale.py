@@ -41,7 +41,8 @@ from bench_referee import ECHO_CLIENT, Echo  # the echo of the referee bench, re
 from sevenrocks.server.cluster import ClusterExecutor
 from sevenrocks.server.config import EventConfig, parse_config
 from sevenrocks.server.executor import Executor, LocalExecutor
-from sevenrocks.server.loadtest import LoadSpec, percentile, run_load
+from sevenrocks.server.loadtest import LoadSpec, run_load
+from sevenrocks.server.stats import percentile
 from sevenrocks.server.outcome import MatchOutcome
 from sevenrocks.server.store import Store
 from sevenrocks.server.tournament import Progress, run_event
@@ -162,7 +163,7 @@ async def echo_run(concurrency: int, total: int, streams: int = 4) -> dict[str, 
         echo.latencies_ms.clear()
         wall = await batch(total)
         lat = echo.latencies_ms
-        return {"p50": percentile(lat, 0.5), "p99": percentile(lat, 0.99), "n": len(lat), "wall": wall}
+        return {"p50": percentile(lat, 50), "p99": percentile(lat, 99), "n": len(lat), "wall": wall}
     finally:
         for c in clients:
             c.kill()

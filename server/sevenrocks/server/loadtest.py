@@ -34,6 +34,7 @@ from .config import EventConfig, parse_config
 from .executor import OnResult, run_pool
 from .outcome import MatchOutcome
 from .schedule import MatchTask
+from .stats import percentile
 from .store import Store
 from .tournament import run_event
 
@@ -244,14 +245,6 @@ class PoolExecutor:
         await run_pool(tasks, self.concurrency, play)
 
 
-def percentile(xs: Sequence[float], q: float) -> float:
-    """The ``q`` quantile (0..1) by the nearest-rank method; nan for no data."""
-    if not xs:
-        return float("nan")
-    s = sorted(xs)
-    return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))]
-
-
 async def run_load(spec: LoadSpec, db: Path, log_dir: Path) -> LoadReport:
     """Run the load event into a fresh database ``db`` and check and measure it."""
     from sevenrocks.sdk.rules.replay import verify_lines
@@ -284,7 +277,7 @@ async def run_load(spec: LoadSpec, db: Path, log_dir: Path) -> LoadReport:
     return LoadReport(
         matches=len(plan.tasks), concurrency=spec.concurrency, stored=len(set(ids)), delivered=executor.delivered,
         bad_records=bad, faults=faults, decisions=len(decisions),
-        p50_ms=percentile(decisions, 0.5), p99_ms=percentile(decisions, 0.99), wall_s=wall,
+        p50_ms=percentile(decisions, 50), p99_ms=percentile(decisions, 99), wall_s=wall,
         rss_base_mb=monitor.base_mb, rss_peak_mb=monitor.peak_mb, peak_matches=monitor.peak_matches,
         peak_seats_per_stream=monitor.peak_seats, health_checks=len(health.latencies_ms),
         health_failures=health.failures,
