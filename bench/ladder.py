@@ -137,7 +137,7 @@ def ms(times: list[float]) -> str:
 
 
 HEADER = (
-    "| A (seats 0,2 then 1,3) | B | matches | A wins | 95% Wilson | A margin "
+    "| A | B | matches | A wins | 95% Wilson | A margin "
     "| A ms/move (median / p95) | B ms/move (median / p95) |\n"
     "|---|---|---:|---:|---|---:|---:|---:|"
 )

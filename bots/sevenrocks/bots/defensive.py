@@ -44,7 +44,7 @@ def expected_best(awards: list[float], p: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """How much each consideration counts, in points; tuned against greedy on duplicate deals."""
+    """How much each consideration counts, in points (set by hand; the ladder in docs/bots.md measures them)."""
 
     threat: float = 1.0
     pip: float = 0.35
