@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+from typing import NoReturn
 from pathlib import Path
 
 import pytest
@@ -93,20 +94,27 @@ CHROMIUM_FLAGS = [
 BROWSER_OWN_HOSTS = re.compile(r"^https?://([a-z0-9-]+\.)*(google\.com|googleapis\.com|gstatic\.com)(/|:|$)")
 
 
+def no_browser(reason: str) -> NoReturn:
+    """Skip on a developer machine without a browser; fail where CI promises one."""
+    if os.environ.get("SEVENROCKS_REQUIRE_BROWSER"):
+        pytest.fail(f"SEVENROCKS_REQUIRE_BROWSER is set but {reason}")
+    pytest.skip(reason)
+
+
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found:
         return found
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("Debian's chromium is not installed and this user cannot install it (needs root and apt-get)")
+        no_browser("Debian's chromium is not installed and this user cannot install it (needs root and apt-get)")
     for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
                            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
         if r.returncode != 0:
-            pytest.skip(f"cannot install chromium ({' '.join(cmd)} failed): {r.stderr[-300:]}")
+            no_browser(f"cannot install chromium ({' '.join(cmd)} failed): {r.stderr[-300:]}")
     found = shutil.which("chromium")
     if not found:
-        pytest.skip("apt-get installed chromium but it is not on PATH")
+        no_browser("apt-get installed chromium but it is not on PATH")
     return found
 
 
