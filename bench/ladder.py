@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=None, help="fives only: 2 (A and B alternate seats)")
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=2, choices=(1, 2))
-    parser.add_argument("--search-iterations", type=int, default=60,
+    parser.add_argument("--search-iterations", type=int, default=40,
                         help="determinizations per decision for the search bot (fixed, reproducible)")
     parser.add_argument("--search-opt", action="append", default=[], metavar="KEY=JSON",
                         help="another SearchBot keyword, e.g. horizon=7 or explore=0.2 (repeatable)")

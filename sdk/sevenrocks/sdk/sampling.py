@@ -12,8 +12,9 @@ once, works out what every other hand may hold, and then samples deals:
 In fives a seat that draws keeps tiles it never had to show, so the sampler tracks
 each hand as groups of tiles with their own void values (the tiles dealt, and those
 drawn later) instead of one set per seat: that is exact in Seven Rocks and never
-excludes the true deal in fives. Sampling first tries plain shuffles (uniform over
-consistent deals when one is accepted), then falls back to a most-constrained-first
+excludes the true deal in fives. Sampling first tries plain shuffles (an accepted one
+is uniform over consistent deals in Seven Rocks; in fives over consistent splits into
+the groups), then falls back to a most-constrained-first
 assignment that checks Hall's condition before every step, so it succeeds whenever a
 consistent deal exists, and the true deal always is one.
 
@@ -167,8 +168,9 @@ class DealSampler:
     def sample(self, rng: random.Random, tries: int = 8) -> tuple[list[list[Tile]], list[Tile]]:
         """One consistent deal: every seat's hand (this seat's own included) and the boneyard in drawing order.
 
-        ``tries`` plain shuffles are attempted first (each accepted one is uniform over
-        consistent deals); then the constrained assignment, which cannot fail.
+        ``tries`` plain shuffles are attempted first (an accepted one is uniform over
+        consistent splits into the groups); then the constrained assignment, which
+        cannot fail but is only roughly uniform.
         """
         tiles = self.unseen.copy()
         for _ in range(tries if self.constrained else 1):
