@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import time
@@ -34,6 +33,7 @@ from sevenrocks.sdk.local import play_local  # noqa: E402
 from sevenrocks.sdk.registry import bot_names, load_bot  # noqa: E402
 from sevenrocks.sdk.rules import Move, make_ruleset  # noqa: E402
 from sevenrocks.sdk.view import SeatView  # noqa: E402
+from sevenrocks.server.stats import wilson  # noqa: E402
 
 #: The reference bots by name, so the script also runs from a checkout that is not installed.
 BUILTIN = {
@@ -95,17 +95,6 @@ def play_one(job: tuple[str, str, str, int | None, bool, int, dict[str, Any]]) -
     winner = match.winner
     a_won = 0.5 if winner is None else float(winner == a_team)
     return Game(f"{a}:{b}", a_won, margin, times)
-
-
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval for a proportion (draws counted as half a win)."""
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (centre - half, centre + half)
 
 
 @dataclass(slots=True)
