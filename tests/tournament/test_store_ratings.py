@@ -12,7 +12,8 @@ import pytest
 import trueskill
 
 from sevenrocks.server.executor import InProcessExecutor
-from sevenrocks.server.outcome import Fault, MatchOutcome, final_ranks
+from sevenrocks.sdk.rules import FaultCause, Offender
+from sevenrocks.server.outcome import MatchOutcome, final_ranks
 from sevenrocks.server.ratings import InOrder, RatingBook, rebuild
 from sevenrocks.server.schedule import MatchTask, build_schedule
 from sevenrocks.server.store import Store, StoreError
@@ -150,5 +151,5 @@ def test_fives_ranks_follow_the_engine() -> None:
 
     rs = make_ruleset("fives", 3)
     # Offender last, declared winner first, others by score, ties share.
-    assert final_ranks(rs, (40, 90, 10), 0, Fault(1, "timeout", "")) == (0, 2, 1)
+    assert final_ranks(rs, (40, 90, 10), 0, Offender(1, FaultCause.TIMEOUT, "")) == (0, 2, 1)
     assert final_ranks(rs, (150, 60, 60), 0, None) == (0, 1, 1)

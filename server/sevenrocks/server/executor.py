@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .config import EventConfig
-from .outcome import Fault, MatchOutcome, final_ranks
+from .outcome import MatchOutcome, final_ranks
 from .schedule import MatchTask
 
 OnResult = Callable[[MatchOutcome], None]
@@ -119,7 +119,7 @@ class LocalExecutor:
 
 def outcome_of(task: MatchTask, m: Any, duration_s: float) -> MatchOutcome:
     """The plain-data outcome of a :class:`~.referee.RefereeMatch` (shared with the cluster executor)."""
-    fault = None if m.offender is None else Fault(m.offender.seat, m.offender.cause.value, m.offender.detail)
+    fault = m.offender
     return MatchOutcome(
         task, m.reason, m.winner, tuple(m.scores),
         final_ranks(task.ruleset.build(), tuple(m.scores), m.winner, fault),

@@ -9,16 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sevenrocks.sdk.rules import FaultCause, GameState, Offender, Ruleset
+from sevenrocks.sdk.rules import GameState, Offender, Ruleset
 
 from .schedule import MatchTask
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    seat: int
-    cause: str
-    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,18 +24,20 @@ class MatchOutcome:
     #: Rank of each team (0 best, ties share), as :meth:`GameState.final_ranks`.
     ranks: tuple[int, ...]
     rounds: int
-    fault: Fault | None
+    #: Who broke the protocol and ended the match (the record's ``offender``), if anyone.
+    fault: Offender | None
     #: Seat -> decision times in ms, as the referee measured them.
     decision_ms: dict[int, list[float]] = field(default_factory=dict)
     record_lines: tuple[str, ...] = ()
     duration_s: float = 0.0
 
 
-def final_ranks(ruleset: Ruleset, scores: tuple[int, ...], winner: int | None, offender: Fault | None) -> tuple[int, ...]:
+def final_ranks(
+    ruleset: Ruleset, scores: tuple[int, ...], winner: int | None, offender: Offender | None
+) -> tuple[int, ...]:
     """Team ranks by the engine's own rule (offender last, winner first, others by score)."""
     state = GameState(ruleset)
     state.scores = list(scores)
     state.winner = winner
-    if offender is not None:
-        state.offender = Offender(offender.seat, FaultCause(offender.cause), offender.detail)
+    state.offender = offender
     return tuple(state.final_ranks())

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+from sevenrocks.sdk.rules import FaultCause, Offender
+
 from .config import EventConfig
-from .outcome import Fault, MatchOutcome
+from .outcome import MatchOutcome
 from .schedule import MatchTask
 
 SCHEMA_VERSION = 1
@@ -103,7 +105,7 @@ class StoredMatch:
     scores: tuple[int, ...]
     ranks: tuple[int, ...]
     rounds: int
-    fault: Fault | None
+    fault: Offender | None
     decision_ms: dict[int, list[float]]
 
 
@@ -235,7 +237,7 @@ class Store:
             (t.match_id, t.event_id, t.index, t.deal, t.group, t.seed, json.dumps(list(t.seats)),
              outcome.reason, outcome.winner, json.dumps(list(outcome.scores)),
              json.dumps(list(outcome.ranks)), outcome.rounds,
-             None if f is None else f.seat, None if f is None else f.cause, None if f is None else f.detail,
+             None if f is None else f.seat, None if f is None else f.cause.value, None if f is None else f.detail,
              json.dumps({str(k): [round(x, 3) for x in v] for k, v in outcome.decision_ms.items()}),
              outcome.duration_s, time.time()),
         )
@@ -279,7 +281,7 @@ class Store:
                "FROM matches m JOIN events e USING (event_id)" + _where(event_ids) + " ORDER BY e.ordinal, m.idx")
         out = []
         for r in self.db.execute(sql, tuple(event_ids or ())):
-            fault = None if r[11] is None else Fault(r[11], r[12], r[13] or "")
+            fault = None if r[11] is None else Offender(r[11], FaultCause(r[12]), r[13] or "")
             out.append(StoredMatch(
                 r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7],
                 tuple(json.loads(r[8])), tuple(json.loads(r[9])), r[10], fault,
