@@ -6,12 +6,9 @@ total into an award only when it is a positive multiple of 5.
 
 from __future__ import annotations
 
-from sevenrocks.sdk.rules import Layout, Move
+from sevenrocks.sdk.rules import Layout, Move, award_of
 
-
-def award_of(total: int) -> int:
-    """Points for leaving ``total`` on the ends: the total if a positive multiple of 5, else 0."""
-    return total if total > 0 and total % 5 == 0 else 0
+__all__ = ["award_of", "award_on"]
 
 
 def award_on(layout: Layout, move: Move) -> int:

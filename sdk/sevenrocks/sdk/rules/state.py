@@ -20,7 +20,7 @@ from .events import (
 )
 from .layout import Layout, Move
 from .rulesets import Ruleset
-from .tiles import ALL_TILES, Tile, fmt, round5
+from .tiles import ALL_TILES, Tile, award_of, fmt, round5
 
 #: Names the dealing procedure below; records carry it so that ``verify`` knows it can
 #: re-derive every deal and lot from the seed. Change it if the procedure changes.
@@ -232,7 +232,7 @@ class GameState:
             self.check(move)
         hand.remove(tile_)
         total = layout.place(move)
-        award = total if total > 0 and total % 5 == 0 else 0
+        award = award_of(total)
         rs = self.ruleset
         team = seat % 2 if rs.partnerships else seat
         scores = self.scores

@@ -50,6 +50,18 @@ def round5(points: int) -> int:
     return 5 * ((points + 2) // 5)
 
 
+def award_of(total: int) -> int:
+    """Points for a placement that leaves ``total`` on the scoring ends.
+
+    RULES.md: a positive multiple of 5 scores exactly that many points; anything
+    else, zero included, scores nothing.
+
+    >>> [award_of(t) for t in (0, 4, 5, 12, 35)]
+    [0, 0, 5, 0, 35]
+    """
+    return total if total > 0 and total % 5 == 0 else 0
+
+
 def fmt(t: Tile) -> str:
     """``[a|b]``: the notation of RULES.md, for messages."""
     return f"[{t[0]}|{t[1]}]"
