@@ -113,18 +113,19 @@ def test_reaching_the_target_wins_at_once_without_settlement() -> None:
 
 
 def test_round_cap_adjudicates_by_score() -> None:
-    rs = make_ruleset(round_cap=1)
-    g = GameState(rs, seed=11)
-    g.start()
-    rng = random.Random(1)
-    events = []
-    while not g.over:
-        events += g.play(rng.choice(g.legal_moves()))
-    end = events[-1]
-    assert isinstance(end, MatchEnd) and end.rounds == 1
-    if end.reason.value == "round_cap":
-        top = max(end.scores)
-        assert end.winner == (None if end.scores.count(top) > 1 else end.scores.index(top))
+    # A target nobody can reach in one round, and a cap of one round: the cap must decide.
+    for seed in range(20):
+        g = GameState(make_ruleset(round_cap=1, target=1000), seed=seed)
+        events = g.start()
+        rng = random.Random(seed)
+        while not g.over:
+            events += g.play(rng.choice(g.legal_moves()))
+        end = events[-1]
+        assert isinstance(end, MatchEnd)
+        assert end.reason.value == "round_cap" and end.rounds == 1
+        assert isinstance(events[-2], RoundEnd) and end.scores == events[-2].scores
+        a, b = end.scores
+        assert end.winner == (None if a == b else (0 if a > b else 1))
 
 
 def test_forfeit_seven_rocks_other_partnership_wins() -> None:

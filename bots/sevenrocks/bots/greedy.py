@@ -9,17 +9,12 @@ from sevenrocks.sdk.view import SeatView
 from .awards import award_on
 
 
-def immediate_award(view: SeatView, move: Move) -> int:
-    """Points ``move`` would score now, from the engine's own layout arithmetic."""
-    return award_on(view.layout, move)
-
-
 class GreedyBot(Bot):
     name = "greedy"
 
     def choose_move(self, view: SeatView) -> Move:
         moves = view.legal_moves()
-        return max(moves, key=lambda m: (immediate_award(view, m), m.tile[0] + m.tile[1]))
+        return max(moves, key=lambda m: (award_on(view.layout, m), m.tile[0] + m.tile[1]))
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import time
 
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.rules import GameState, Move, Phase
+from sevenrocks.sdk.rules import pips as pip_count
 from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
@@ -166,7 +167,7 @@ class SearchBot(Bot):
         if state.phase is Phase.TURN:
             pips = [0] * rs.teams
             for seat, hand in enumerate(state.hands):
-                pips[rs.team_of(seat)] += sum(a + b for a, b in hand)
+                pips[rs.team_of(seat)] += pip_count(hand)
             rest = [p for t, p in enumerate(pips) if t != mine]
             value -= self.pip_weight * (pips[mine] - sum(rest) / len(rest))
         if state.phase is Phase.MATCH_OVER and state.winner is not None:

@@ -14,10 +14,9 @@ from typing import Iterable, Sequence
 from sevenrocks.v1 import referee_pb2 as pb
 
 from .rules import (
-    ALL_TILES, Bonus, Draw, Event, LeaderBy, MatchEnd, Move, Offender, Pass, Play, Port, RoundEnd,
+    ALL_TILES, Draw, Event, LeaderBy, MatchEnd, Move, Offender, Pass, Play, Port, RoundEnd,
     RoundStart, Ruleset, Side, Tile, make_ruleset,
 )
-from .rules.events import FaultCause
 
 
 class WireError(ValueError):
@@ -90,14 +89,6 @@ def ruleset_of(msg: pb.SeatAssignment) -> Ruleset:
 
 def offender_msg(o: Offender) -> pb.Offender:
     return pb.Offender(seat=o.seat, cause=o.cause.value, detail=o.detail)
-
-
-def offender_of(msg: pb.Offender) -> Offender:
-    try:
-        cause = FaultCause(msg.cause)
-    except ValueError:
-        raise WireError(f"offender cause {msg.cause!r} is not one of {[c.value for c in FaultCause]}") from None
-    return Offender(msg.seat, cause, msg.detail)
 
 
 # ------------------------------------------------------------------ referee -> seat
@@ -234,7 +225,3 @@ def leader_by_of(value: str) -> LeaderBy:
 
 def hands_of(msg: pb.RoundEnd) -> list[list[Tile]]:
     return [[tile_of(t) for t in h.tiles] for h in msg.hands]
-
-
-def bonus_of(msg: pb.RoundEnd) -> Bonus | None:
-    return Bonus(msg.bonus.seat, msg.bonus.points) if msg.HasField("bonus") else None

@@ -21,7 +21,6 @@ from sevenrocks.sdk.rules import FaultCause, Offender
 
 from .config import EventConfig
 from .outcome import MatchOutcome
-from .schedule import MatchTask
 
 SCHEMA_VERSION = 1
 
@@ -246,10 +245,6 @@ class Store:
         self.db.execute("INSERT INTO records VALUES (?, ?)",
                         (t.match_id, "".join(line + "\n" for line in outcome.record_lines)))
         return True
-
-    def save_ratings(self, event_id: str, ratings: Iterable[tuple[str, str, float, float]], applied: int) -> None:
-        with self.transaction():
-            self._save_ratings(event_id, ratings, applied)
 
     def _save_ratings(self, event_id: str, ratings: Iterable[tuple[str, str, float, float]], applied: int | None) -> None:
         self.db.executemany(

@@ -8,7 +8,7 @@ the bot's author can act on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
@@ -85,6 +85,3 @@ def framed_for(prefix: bytes, field: str, body: bytes) -> bytes:
     return frame(prefix + BODY_TAGS[field] + _varint(len(body)) + body)
 
 
-def encode_batch(batch: Sequence[pb.RefereeMessage]) -> bytes:
-    """Serialize ``batch`` as one RefereeBatch."""
-    return b"".join(frame(msg.SerializeToString()) for msg in batch)

@@ -19,7 +19,7 @@ from .errors import IllegalMoveError, RecordError, RulesError
 from .events import Event, FaultCause, LeaderBy, MatchEnd, Pass, Play, RoundEnd
 from .layout import Move, Port, Side
 from .records import RecordLine, parse_lines
-from .rulesets import Ruleset, make_ruleset
+from .rulesets import make_ruleset
 from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal
 from .tiles import Tile, fmt, is_tile
 
@@ -289,11 +289,3 @@ def verify_lines(lines: Iterable[str]) -> list[Discrepancy]:
 def verify_file(path: Path) -> list[Discrepancy]:
     with path.open(encoding="utf-8") as f:
         return verify_lines(f)
-
-
-def ruleset_of(header: dict[str, Any]) -> Ruleset:
-    """The ruleset a match_start line describes."""
-    return make_ruleset(
-        header["ruleset"], players=len(header["seats"]), target=int(header.get("target", 250)),
-        round_cap=int(header.get("round_cap", 200)),
-    )
