@@ -30,8 +30,8 @@ import grpc
 
 from sevenrocks.sdk.convert import turn_msg
 from sevenrocks.sdk.rules import GameState, make_ruleset
-from sevenrocks.server.faults import TimeControl
-from sevenrocks.server.launch import BotProcess
+from sevenrocks.server.referee.faults import TimeControl
+from sevenrocks.server.referee.launch import BotProcess
 from sevenrocks.server.referee import Referee
 
 HERE = Path(__file__).resolve().parent

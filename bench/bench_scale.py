@@ -38,14 +38,14 @@ from typing import Any
 import grpc
 from bench_referee import ECHO_CLIENT, Echo  # the echo of the referee bench, reused
 
-from sevenrocks.server.cluster import ClusterExecutor
-from sevenrocks.server.config import EventConfig, parse_config
-from sevenrocks.server.executor import Executor, LocalExecutor
-from sevenrocks.server.loadtest import LoadSpec, run_load
-from sevenrocks.server.stats import percentile
-from sevenrocks.server.outcome import MatchOutcome
-from sevenrocks.server.store import Store
-from sevenrocks.server.tournament import Progress, run_event
+from sevenrocks.server.events.cluster import ClusterExecutor
+from sevenrocks.server.events.config import EventConfig, parse_config
+from sevenrocks.server.events.executor import Executor, LocalExecutor
+from sevenrocks.server.events.loadtest import LoadSpec, run_load
+from sevenrocks.server.events.stats import percentile
+from sevenrocks.server.events.outcome import MatchOutcome
+from sevenrocks.server.events.store import Store
+from sevenrocks.server.events.tournament import Progress, run_event
 
 
 def event(deals: int) -> EventConfig:

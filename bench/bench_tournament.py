@@ -24,13 +24,13 @@ from typing import Sequence
 
 import trueskill
 
-from sevenrocks.server.config import EventConfig, parse_config
-from sevenrocks.server.executor import InProcessExecutor, LocalExecutor, OnResult
-from sevenrocks.server.outcome import MatchOutcome
-from sevenrocks.server.ratings import pair_name, rebuild
-from sevenrocks.server.schedule import MatchTask, RulesetSpec, build_schedule, fingerprint
-from sevenrocks.server.store import Store
-from sevenrocks.server.tournament import run_event
+from sevenrocks.server.events.config import EventConfig, parse_config
+from sevenrocks.server.events.executor import InProcessExecutor, LocalExecutor, OnResult
+from sevenrocks.server.events.outcome import MatchOutcome
+from sevenrocks.server.events.ratings import pair_name, rebuild
+from sevenrocks.server.events.schedule import MatchTask, RulesetSpec, build_schedule, fingerprint
+from sevenrocks.server.events.store import Store
+from sevenrocks.server.events.tournament import run_event
 
 BOTS = ["greedy", "random", "defensive", "greedy2"]
 

@@ -1,7 +1,7 @@
 """Regenerate the checked-in Python code for ``proto/sevenrocks/v1/*.proto``.
 
 One script, pinned tools (grpcio-tools for ``*_pb2.py``/``*_pb2_grpc.py``, mypy-protobuf
-for the ``.pyi`` stubs), so that ``tests/protocol/test_generated.py`` can regenerate
+for the ``.pyi`` stubs), so that ``tests/referee/test_generated.py`` can regenerate
 into a temporary folder and fail on any drift between the .proto and the code.
 
     python proto/generate.py            # rewrite the files beside the .proto

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from sevenrocks.sdk.rules.replay import verify_lines
-from sevenrocks.server.config import EventConfig, parse_config
-from sevenrocks.server.executor import Executor, LocalExecutor, OnResult
-from sevenrocks.server.store import Store
-from sevenrocks.server.tournament import run_event
+from sevenrocks.server.events.config import EventConfig, parse_config
+from sevenrocks.server.events.executor import Executor, LocalExecutor, OnResult
+from sevenrocks.server.events.store import Store
+from sevenrocks.server.events.tournament import run_event
 
 
 def small_event(deals: int = 3) -> EventConfig:

@@ -14,9 +14,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sevenrocks.server.cluster import ClusterError, ClusterExecutor, parse_cluster
-from sevenrocks.server.outcome import MatchOutcome
-from sevenrocks.server.schedule import MatchTask
+from sevenrocks.server.events.cluster import ClusterError, ClusterExecutor, parse_cluster
+from sevenrocks.server.events.outcome import MatchOutcome
+from sevenrocks.server.events.schedule import MatchTask
 
 from .conftest import OnResult, bad_records, play, ratings, results, small_event
 
@@ -95,7 +95,7 @@ def test_cluster_addresses_and_errors() -> None:
     assert parse_cluster("tls://h:8786") == (None, "tls://h:8786")
     with pytest.raises(ClusterError, match="local:N"):
         parse_cluster("local:0")
-    from sevenrocks.server.config import parse_config
+    from sevenrocks.server.events.config import parse_config
 
     cfg = parse_config({"event": {"name": "r", "format": "self"},
                         "entrants": [{"name": "a", "bot": "greedy"}, {"name": "v", "remote": True, "token": "t"}]}, "<t>")

@@ -14,12 +14,12 @@ import pytest
 
 from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.sdk.rules.replay import verify_lines
-from sevenrocks.server import cluster
-from sevenrocks.server.faults import TimeControl
-from sevenrocks.server.launch import BotProcess
+from sevenrocks.server.events import cluster
+from sevenrocks.server.referee.faults import TimeControl
+from sevenrocks.server.referee.launch import BotProcess
 from sevenrocks.server.referee import Referee
-from sevenrocks.server.schedule import build_schedule
-from sevenrocks.server.store import Store
+from sevenrocks.server.events.schedule import build_schedule
+from sevenrocks.server.events.store import Store
 
 from .conftest import small_event
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sevenrocks.server.loadtest import LoadReport, LoadSpec, run_load
+from sevenrocks.server.events.loadtest import LoadReport, LoadSpec, run_load
 
 
 def run(spec: LoadSpec, tmp_path: Path) -> LoadReport:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from sevenrocks.sdk.rules import make_ruleset
-from sevenrocks.server.feed import FeedEntry, FeedHub
+from sevenrocks.server.referee.feed import FeedEntry, FeedHub
 
 
 def test_a_watcher_of_an_unfinished_match_is_released_when_it_stops() -> None:

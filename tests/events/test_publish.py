@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from sevenrocks.server.cli import cli
-from sevenrocks.server.leaderboard import build_leaderboard
-from sevenrocks.server.publish import write_all
-from sevenrocks.server.store import Store
+from sevenrocks.server.publish.leaderboard import build_leaderboard
+from sevenrocks.server.publish.render import write_all
+from sevenrocks.server.events.store import Store
 
 from .conftest import bots, config_of, play_in_process
 

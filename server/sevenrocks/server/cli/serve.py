@@ -12,8 +12,8 @@ import click
 from sevenrocks.sdk.rules import RULESET_NAMES, SEVEN_ROCKS, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
-from .faults import FaultPolicy, TimeControl
-from .referee import Referee
+from ..referee.faults import FaultPolicy, TimeControl
+from ..referee import Referee
 
 
 def parse_entrants(pairs: tuple[str, ...], token_file: Path | None) -> dict[str, str]:

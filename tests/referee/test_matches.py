@@ -118,7 +118,7 @@ def test_spectator_feed_health_and_reflection(tmp_path: Path) -> None:
 def test_bank_covers_a_slow_decision_and_forced_moves_can_be_autoplayed(tmp_path: Path) -> None:
     """A 0.5 s decision under a 200 ms limit is paid from the bank; forced single moves are
     played by the referee when asked to (and marked in the record, which still verifies)."""
-    from sevenrocks.server.faults import TimeControl
+    from sevenrocks.server.referee.faults import TimeControl
 
     async def go() -> None:
         async with table({"slow": fault_bot("sleep", 2), "sdk": sdk_bot("random")}, tmp_path,

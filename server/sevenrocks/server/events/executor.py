@@ -71,8 +71,8 @@ class LocalExecutor:
     announce: Callable[[str], None] | None = None
 
     async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
-        from .launch import BotProcess
-        from .referee import FaultPolicy, Referee, TimeControl
+        from ..referee.launch import BotProcess
+        from ..referee import FaultPolicy, Referee, TimeControl
 
         cfg = self.config
         tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}

@@ -6,8 +6,8 @@ import itertools
 from collections import Counter
 
 from sevenrocks.sdk.rules import GameState
-from sevenrocks.server.ratings import pair_name
-from sevenrocks.server.schedule import build_schedule
+from sevenrocks.server.events.ratings import pair_name
+from sevenrocks.server.events.schedule import build_schedule
 
 from .conftest import bots, config_of
 

@@ -18,12 +18,12 @@ from click.testing import CliRunner
 
 from sevenrocks.sdk.rules.replay import verify_lines
 from sevenrocks.server.cli import cli
-from sevenrocks.server.config import EventConfig, parse_config
-from sevenrocks.server.executor import EntrantsUnreachable, LocalExecutor
-from sevenrocks.server.leaderboard import build_leaderboard
-from sevenrocks.server.ratings import rebuild
-from sevenrocks.server.store import Store
-from sevenrocks.server.tournament import run_event
+from sevenrocks.server.events.config import EventConfig, parse_config
+from sevenrocks.server.events.executor import EntrantsUnreachable, LocalExecutor
+from sevenrocks.server.publish.leaderboard import build_leaderboard
+from sevenrocks.server.events.ratings import rebuild
+from sevenrocks.server.events.store import Store
+from sevenrocks.server.events.tournament import run_event
 
 HERE = Path(__file__).parent
 CLIENT = [sys.executable, "-m", "sevenrocks.sdk.client", "--bot"]

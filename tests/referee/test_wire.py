@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sevenrocks.server.wire import decode_bot_message, frame, framed_for, seat_prefix
-from sevenrocks.server.wire import BadMessage
+from sevenrocks.server.referee.wire import decode_bot_message, frame, framed_for, seat_prefix
+from sevenrocks.server.referee.wire import BadMessage
 from sevenrocks.v1 import referee_pb2 as pb
 
 

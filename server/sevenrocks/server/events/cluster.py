@@ -98,8 +98,8 @@ class Arena:
         self.procs: dict[str, Any] = {}
 
     async def open(self) -> None:
-        from .launch import BotProcess
-        from .referee import FaultPolicy, Referee, TimeControl
+        from ..referee.launch import BotProcess
+        from ..referee import FaultPolicy, Referee, TimeControl
 
         cfg = self.config
         tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}

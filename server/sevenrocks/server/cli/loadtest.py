@@ -43,7 +43,7 @@ def loadtest(matches: int, concurrency: int, bot: str, max_seats: int, target: i
       sevenrocks loadtest --matches 300 --concurrency 100
       sevenrocks loadtest --concurrency 300 --max-seats 50  # bots slower than the schedule
     """
-    from .loadtest import LoadSpec, run_load
+    from ..events.loadtest import LoadSpec, run_load
 
     spec = LoadSpec(matches=matches, concurrency=concurrency, bot=bot, max_seats=max_seats, target=target,
                     seed=seed, max_streams=max_streams)

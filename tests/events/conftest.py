@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from sevenrocks.server.config import EventConfig, parse_config
-from sevenrocks.server.executor import InProcessExecutor
-from sevenrocks.server.store import Store
-from sevenrocks.server.tournament import run_event
+from sevenrocks.server.events.config import EventConfig, parse_config
+from sevenrocks.server.events.executor import InProcessExecutor
+from sevenrocks.server.events.store import Store
+from sevenrocks.server.events.tournament import run_event
 
 
 def config_of(entrants: list[dict[str, Any]], **event: Any) -> EventConfig:

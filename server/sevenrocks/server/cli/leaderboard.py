@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from .leaderboard import LeaderboardError, build_leaderboard
-from .publish import FORMATS, render
-from .store import Store, StoreError
+from ..publish.leaderboard import LeaderboardError, build_leaderboard
+from ..publish.render import FORMATS, render
+from ..events.store import Store, StoreError
 
 
 @click.command("leaderboard")

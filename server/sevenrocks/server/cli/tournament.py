@@ -9,19 +9,19 @@ from pathlib import Path
 
 import click
 
-from .config import ConfigError, EventConfig, default_config, load_config
-from .executor import EntrantsUnreachable, Executor, LocalExecutor
-from .launch import LaunchError
-from .leaderboard import build_leaderboard
-from .publish import render_table, write_all
-from .store import Store, StoreError
-from .tournament import run_event
+from ..events.config import ConfigError, EventConfig, default_config, load_config
+from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
+from ..referee.launch import LaunchError
+from ..publish.leaderboard import build_leaderboard
+from ..publish.render import render_table, write_all
+from ..events.store import Store, StoreError
+from ..events.tournament import run_event
 
 
 def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0") -> Executor:
     """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
     if cluster is not None:
-        from .cluster import ClusterExecutor
+        from ..events.cluster import ClusterExecutor
 
         return ClusterExecutor(config, cluster, out / "logs", config.concurrency)
     return LocalExecutor(config, out / "logs", config.concurrency, listen,
@@ -77,7 +77,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             if quiet:
                 asyncio.run(run_event(config, store, executor))
             else:
-                from .progress import EventBar
+                from ..events.progress import EventBar
 
                 with EventBar(config.name) as bar:
                     asyncio.run(run_event(config, store, executor, bar))

@@ -168,7 +168,7 @@ def _chart(lb: Leaderboard, width: int = 720, height: int = 300) -> dict[str, An
 def render_html(lb: Leaderboard) -> str:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("sevenrocks.server", "templates"),
+    env = Environment(loader=PackageLoader("sevenrocks.server.publish", "templates"),
                       autoescape=select_autoescape(["html", "j2"]))
     subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)]
     matrix = [[_matrix_cell(lb, a, b) for b in subjects] for a in subjects]

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sevenrocks.sdk.rules.replay import verify_lines
-from sevenrocks.server.faults import FaultPolicy, TimeControl
-from sevenrocks.server.launch import BotProcess
+from sevenrocks.server.referee.faults import FaultPolicy, TimeControl
+from sevenrocks.server.referee.launch import BotProcess
 from sevenrocks.server.referee import Referee, RefereeMatch
 
 BOTS = Path(__file__).parent / "bots"

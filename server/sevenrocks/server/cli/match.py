@@ -15,9 +15,9 @@ import click
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
-from .faults import FaultPolicy, TimeControl
-from .launch import BotProcess, LaunchError, bot_command
-from .referee import Referee, RefereeMatch
+from ..referee.faults import FaultPolicy, TimeControl
+from ..referee.launch import BotProcess, LaunchError, bot_command
+from ..referee import Referee, RefereeMatch
 
 
 def entrant_names(seats: tuple[str, ...]) -> list[str]:

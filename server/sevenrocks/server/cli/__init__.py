@@ -1,6 +1,6 @@
 """The ``sevenrocks`` command: a click group whose subcommands load on demand.
 
-Each subcommand lives in its own module (``server/sevenrocks/server/cmd_*.py``) so
+Each subcommand lives in its own module (``server/sevenrocks/server/cli/*.py``) so
 that ``sevenrocks verify`` does not import gRPC and every command starts fast.
 """
 
@@ -14,13 +14,13 @@ import click
 
 #: Subcommand name -> (module, attribute, one-line help). Add a line to add a command.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "simulate": ("sevenrocks.server.cmd_simulate", "simulate", "Play matches in process between built-in policies."),
-    "verify": ("sevenrocks.server.cmd_verify", "verify", "Replay match records through the engine and report discrepancies."),
-    "serve": ("sevenrocks.server.cmd_serve", "serve", "Run a gRPC referee that remote bots connect to."),
-    "match": ("sevenrocks.server.cmd_match", "match", "Play one match over gRPC between bot commands."),
-    "tournament": ("sevenrocks.server.cmd_tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
-    "leaderboard": ("sevenrocks.server.cmd_leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
-    "loadtest": ("sevenrocks.server.cmd_loadtest", "loadtest", "Hold many concurrent matches on one referee; check and measure."),
+    "simulate": ("sevenrocks.server.cli.simulate", "simulate", "Play matches in process between built-in policies."),
+    "verify": ("sevenrocks.server.cli.verify", "verify", "Replay match records through the engine and report discrepancies."),
+    "serve": ("sevenrocks.server.cli.serve", "serve", "Run a gRPC referee that remote bots connect to."),
+    "match": ("sevenrocks.server.cli.match", "match", "Play one match over gRPC between bot commands."),
+    "tournament": ("sevenrocks.server.cli.tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
+    "leaderboard": ("sevenrocks.server.cli.leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
+    "loadtest": ("sevenrocks.server.cli.loadtest", "loadtest", "Hold many concurrent matches on one referee; check and measure."),
 }
 
 
@@ -64,6 +64,3 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> Any:
     return cli.main(args=argv, prog_name="sevenrocks")
 
-
-if __name__ == "__main__":
-    main()

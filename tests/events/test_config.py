@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sevenrocks.sdk.registry import bot_names
-from sevenrocks.server.config import ConfigError, default_config, load_config, parse_config
+from sevenrocks.server.events.config import ConfigError, default_config, load_config, parse_config
 
 from .conftest import bots
 

@@ -2,7 +2,7 @@
 
 Everything here is recomputed from stored results (never from memory of a run),
 so any leaderboard can be rebuilt, for one event or for a league of events in
-one file. :mod:`sevenrocks.server.publish` renders it as a table, JSON, CSV,
+one file. :mod:`sevenrocks.server.publish.render` renders it as a table, JSON, CSV,
 Markdown or a self-contained HTML page.
 """
 
@@ -14,9 +14,9 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from .ratings import RatingBook, pair_name
-from .stats import percentile, wilson
-from .store import EventInfo, Store, StoredMatch
+from ..events.ratings import RatingBook, pair_name
+from ..events.stats import percentile, wilson
+from ..events.store import EventInfo, Store, StoredMatch
 
 
 class LeaderboardError(ValueError):

@@ -1,0 +1,6 @@
+"""Events: config, schedule, executors (local and Dask), the SQLite store, ratings.
+
+Data flows one way: :mod:`.config` → :mod:`.schedule` (frozen ``MatchTask``) →
+:mod:`.executor` / :mod:`.cluster` → :mod:`.outcome` → :mod:`.store` →
+:mod:`.ratings`; :mod:`.tournament` ties them together.
+"""
