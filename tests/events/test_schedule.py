@@ -93,3 +93,19 @@ def test_fives_plays_every_seating() -> None:
     no_dup = build_schedule(config_of(bots("a", "b", "c"), ruleset="fives", players=3, format="seatings",
                                       deals=3, duplicate=False))
     assert Counter(t.seats[0] for t in no_dup) == Counter({"a": 2, "b": 2, "c": 2})
+
+
+def test_no_two_duplicate_groups_share_a_deal() -> None:
+    """A bot that remembers hands never meets a deal again outside its duplicate group."""
+    for ruleset, names, duplicate in (("seven-rocks", ("a", "b", "c", "d", "e"), True),
+                                      ("seven-rocks", ("a", "b", "c", "d"), False),
+                                      ("fives", ("a", "b", "c"), True)):
+        extra = {"ruleset": ruleset, "players": 3} if ruleset == "fives" else {}
+        tasks = build_schedule(config_of(bots(*names), deals=3, duplicate=duplicate, **extra))
+        seeds_of: dict[str, set[int]] = {}
+        for t in tasks:
+            seeds_of.setdefault(t.group, set()).add(t.seed)
+        assert all(len(s) == 1 for s in seeds_of.values())
+        assert len({next(iter(s)) for s in seeds_of.values()}) == len(seeds_of)
+        if not duplicate:
+            assert len(seeds_of) == len(tasks)

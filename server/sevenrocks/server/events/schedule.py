@@ -58,9 +58,15 @@ class MatchTask:
     group: str
 
 
-def deal_seed(event_seed: int, deal: int) -> int:
-    """The engine seed of deal ``deal``: the same for every matchup of the event."""
-    return derive_seed("sevenrocks-event", event_seed, deal)
+def deal_seed(event_seed: int, deal: int, group: str) -> int:
+    """The engine seed of the matches of one duplicate ``group`` of deal ``deal``.
+
+    Every group gets its own deal: a bot that remembers the hands it saw can never
+    meet them again in another matchup. Only the matches inside one duplicate group
+    (the same deal with the seats exchanged) share a seed, and only when the event
+    asks for duplicates; without them every match is a group of its own.
+    """
+    return derive_seed("sevenrocks-event", event_seed, deal, group)
 
 
 def match_id(event_id: str, deal: int, seats: Sequence[str]) -> str:
@@ -114,19 +120,20 @@ def build_schedule(config: EventConfig) -> list[MatchTask]:
     spec = RulesetSpec(rs.name, rs.players, rs.target, rs.round_cap)
     tasks: list[MatchTask] = []
     for deal in range(config.deals):
-        seed = deal_seed(config.seed, deal)
         if rs.partnerships:
             for p, q in partnership_matchups(config):
                 for n, seats in enumerate(_partnership_seatings(p, q, deal, config.duplicate)):
                     group = f"d{deal}-{'.'.join(sorted(p))}~{'.'.join(sorted(q))}-o{n // 2 if config.duplicate else n}"
-                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec, seed,
-                                           seats, len(tasks), deal, group))
+                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec,
+                                           deal_seed(config.seed, deal, group), seats, len(tasks), deal, group))
         else:
             for combo in itertools.combinations([e.name for e in config.entrants], rs.players):
-                for seats in _fives_seatings(combo, deal, config.duplicate):
-                    group = f"d{deal}-{'.'.join(combo)}"
-                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec, seed,
-                                           seats, len(tasks), deal, group))
+                seatings = list(_fives_seatings(combo, deal, config.duplicate))
+                players = len(combo)
+                for n, seats in enumerate(seatings):
+                    group = f"d{deal}-{'.'.join(combo)}-o{n // players if config.duplicate else n}"
+                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec,
+                                           deal_seed(config.seed, deal, group), seats, len(tasks), deal, group))
     return tasks
 
 
