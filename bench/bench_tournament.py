@@ -64,7 +64,7 @@ def grpc_per_match(config: EventConfig, tmp: Path) -> float:
     started = time.perf_counter()
     with Store(tmp / "grpc.db") as store:
         plan = asyncio.run(run_event(config, store, LocalExecutor(config, tmp / "logs", config.concurrency)))
-    return (time.perf_counter() - started) / len(plan.tasks)
+    return (time.perf_counter() - started) / plan.total
 
 
 def overhead(config: EventConfig, outcomes: list[MatchOutcome], tmp: Path, run: int) -> dict[str, float]:

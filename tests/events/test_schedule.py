@@ -109,3 +109,27 @@ def test_no_two_duplicate_groups_share_a_deal() -> None:
         assert len({next(iter(s)) for s in seeds_of.values()}) == len(seeds_of)
         if not duplicate:
             assert len(seeds_of) == len(tasks)
+
+
+def test_the_schedule_is_generated_lazily_and_counted_without_building_it() -> None:
+    import itertools as it
+    import tracemalloc
+
+    from sevenrocks.server.events.schedule import iter_schedule, schedule_fingerprint, schedule_size
+
+    for cfg in (config_of(bots("a", "b", "c", "d", "e"), deals=3),
+                config_of(bots("a", "b", "c", "d"), ruleset="fives", players=3, format="seatings", deals=3),
+                config_of(bots("a", "b", "c"), format="self", deals=3, duplicate=False)):
+        listed = build_schedule(cfg)
+        assert schedule_size(cfg) == len(listed) and [t.index for t in listed] == list(range(len(listed)))
+        assert list(iter_schedule(cfg)) == listed
+    # A billion deals: counted, fingerprinted and started at once, in constant memory.
+    huge = config_of(bots("a", "b", "c", "d"), deals=10**9)
+    tracemalloc.start()
+    assert schedule_size(huge) == 12 * 10**9
+    assert schedule_fingerprint(huge) != schedule_fingerprint(config_of(bots("a", "b", "c", "d"), deals=10**9 - 1))
+    first = list(it.islice(iter_schedule(huge), 5000))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert first[-1].index == 4999 and first[-1].deal == 4999 // 12
+    assert peak < 20_000_000  # the 5000 tasks kept by this test, not 12e9

@@ -15,7 +15,7 @@ from sevenrocks.server.events.executor import InProcessExecutor
 from sevenrocks.sdk.rules import FaultCause, Offender
 from sevenrocks.server.events.outcome import MatchOutcome, final_ranks
 from sevenrocks.server.events.ratings import InOrder, RatingBook, rebuild
-from sevenrocks.server.events.schedule import MatchTask, build_schedule
+from sevenrocks.server.events.schedule import MatchTask, build_schedule, schedule_fingerprint
 from sevenrocks.server.events.store import Store, StoreError
 from sevenrocks.server.events.tournament import resume_ratings, run_event
 
@@ -96,7 +96,7 @@ def test_resume_applies_the_stored_prefix_then_the_rest(tmp_path: Path) -> None:
         expected = whole.stored_ratings("t")
     # An interrupted run stored a scattered subset (as concurrent matches finish).
     with Store(tmp_path / "part.db") as part:
-        part.open_event(cfg, __import__("sevenrocks.server.events.schedule", fromlist=["x"]).fingerprint(tasks), len(tasks))
+        part.open_event(cfg, schedule_fingerprint(cfg), len(tasks))
         for i in (0, 1, 2, 5, 7):
             part.record_match(outs[i])
         order = resume_ratings(cfg, part)

@@ -35,7 +35,7 @@ import secrets
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future as ThreadFuture
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,7 +310,7 @@ class ClusterExecutor:
                 "bot that dials in cannot reach them all; run this event without --cluster, "
                 "or give the entrant a command the workers can launch")
 
-    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         self._check()
         try:
             dd: Any = importlib.import_module("distributed")
@@ -340,7 +340,7 @@ class ClusterExecutor:
             if cluster is not None:
                 await cluster.close()
 
-    async def _run_on(self, client: Any, as_completed: Any, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+    async def _run_on(self, client: Any, as_completed: Any, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         key = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', self.config.name)}-{secrets.token_hex(4)}"
         spec = ArenaSpec(key, self.config, str(self.log_dir) if self.log_dir is not None else None)
         await client.register_plugin(ArenaPlugin(key), name=f"sevenrocks-arena-{key}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -31,16 +31,17 @@ class EntrantsUnreachable(RuntimeError):
 
 
 class Executor(Protocol):
-    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         """Play ``tasks`` (any order, any overlap) and call ``on_result`` for each finished one."""
         ...
 
 
-async def run_pool(tasks: Sequence[MatchTask], concurrency: int, play: Callable[[MatchTask], Any]) -> None:
+async def run_pool(tasks: Iterable[MatchTask], concurrency: int, play: Callable[[MatchTask], Any]) -> None:
     """Run ``play`` over the tasks with at most ``concurrency`` at once, in schedule order.
 
-    A fixed pool of workers pulls from the list, so a 100,000-match event does not
-    create 100,000 waiting coroutines; the first error cancels the rest.
+    A fixed pool of workers pulls from the (possibly lazy) iterable, so a
+    billion-match event neither creates a billion waiting coroutines nor lists its
+    tasks; the first error cancels the rest.
     """
     queue = iter(tasks)
 
@@ -48,7 +49,7 @@ async def run_pool(tasks: Sequence[MatchTask], concurrency: int, play: Callable[
         for task in queue:
             await play(task)
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
     try:
         await asyncio.gather(*workers)
     finally:
@@ -70,7 +71,7 @@ class LocalExecutor:
     #: Told the referee's address once it listens, when remote entrants must be pointed at it.
     announce: Callable[[str], None] | None = None
 
-    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         from ..referee.launch import BotProcess
         from ..referee import FaultPolicy, Referee, TimeControl
 
@@ -172,7 +173,7 @@ class InProcessExecutor:
 
     config: EventConfig
 
-    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         from sevenrocks.sdk.local import play_local
         from sevenrocks.sdk.registry import load_bot
 

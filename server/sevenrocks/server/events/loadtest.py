@@ -24,7 +24,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,7 +234,7 @@ class PoolExecutor:
     observe: Callable[[MatchOutcome], None] | None = None
     delivered: int = 0
 
-    async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         async def play(task: MatchTask) -> None:
             outcome = await self.arena.play(task)
             self.delivered += 1
@@ -275,7 +275,7 @@ async def run_load(spec: LoadSpec, db: Path, log_dir: Path) -> LoadReport:
         ids = store.match_ids([config.name])
         bad = [mid for mid in ids if verify_lines((store.record(mid) or "").splitlines())]
     return LoadReport(
-        matches=len(plan.tasks), concurrency=spec.concurrency, stored=len(set(ids)), delivered=executor.delivered,
+        matches=plan.total, concurrency=spec.concurrency, stored=len(set(ids)), delivered=executor.delivered,
         bad_records=bad, faults=faults, decisions=len(decisions),
         p50_ms=percentile(decisions, 50), p99_ms=percentile(decisions, 99), wall_s=wall,
         rss_base_mb=monitor.base_mb, rss_peak_mb=monitor.peak_mb, peak_matches=monitor.peak_matches,

@@ -1,4 +1,4 @@
-"""The schedule: an event config turned into the ordered list of matches to play.
+"""The schedule: an event config turned into the ordered matches to play, generated lazily.
 
 Every match is a :class:`MatchTask` fully named by the event, the deal seed and
 the seating, so a task can run anywhere, any number of times, and be stored
@@ -114,31 +114,84 @@ def _fives_seatings(group: tuple[str, ...], deal: int, duplicate: bool) -> Itera
             yield _rotate(order, deal % len(order))
 
 
-def build_schedule(config: EventConfig) -> list[MatchTask]:
-    """Every match of the event in schedule order."""
+def iter_schedule(config: EventConfig, start_deal: int = 0) -> Iterator[MatchTask]:
+    """Every match of the event in schedule order, generated as it is consumed.
+
+    An event of a billion deals starts at once and holds one deal's matchups in
+    memory: nothing here keeps the tasks already yielded. ``start_deal`` skips
+    the deals before it without generating them (their indexes still count).
+    """
     rs = config.make_ruleset()
     spec = RulesetSpec(rs.name, rs.players, rs.target, rs.round_cap)
-    tasks: list[MatchTask] = []
-    for deal in range(config.deals):
+    per_deal = matches_per_deal(config)
+    if rs.partnerships:
+        matchups = partnership_matchups(config)
+    else:
+        combos = list(itertools.combinations([e.name for e in config.entrants], rs.players))
+    for deal in range(start_deal, config.deals):
+        index = deal * per_deal
         if rs.partnerships:
-            for p, q in partnership_matchups(config):
+            for p, q in matchups:
                 for n, seats in enumerate(_partnership_seatings(p, q, deal, config.duplicate)):
                     group = f"d{deal}-{'.'.join(sorted(p))}~{'.'.join(sorted(q))}-o{n // 2 if config.duplicate else n}"
-                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec,
-                                           deal_seed(config.seed, deal, group), seats, len(tasks), deal, group))
+                    yield MatchTask(config.name, match_id(config.name, deal, seats), spec,
+                                    deal_seed(config.seed, deal, group), seats, index, deal, group)
+                    index += 1
         else:
-            for combo in itertools.combinations([e.name for e in config.entrants], rs.players):
-                seatings = list(_fives_seatings(combo, deal, config.duplicate))
+            for combo in combos:
                 players = len(combo)
-                for n, seats in enumerate(seatings):
+                for n, seats in enumerate(_fives_seatings(combo, deal, config.duplicate)):
                     group = f"d{deal}-{'.'.join(combo)}-o{n // players if config.duplicate else n}"
-                    tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec,
-                                           deal_seed(config.seed, deal, group), seats, len(tasks), deal, group))
-    return tasks
+                    yield MatchTask(config.name, match_id(config.name, deal, seats), spec,
+                                    deal_seed(config.seed, deal, group), seats, index, deal, group)
+                    index += 1
+
+
+def matches_per_deal(config: EventConfig) -> int:
+    """How many matches one deal of the schedule has (every deal has the same number)."""
+    rs = config.make_ruleset()
+    if rs.partnerships:
+        # Deals 0 and 1 seat partners in both orders; a seating set's size does not depend on more.
+        return sum(sum(1 for _ in _partnership_seatings(p, q, 0, config.duplicate))
+                   for p, q in partnership_matchups(config))
+    combos = sum(1 for _ in itertools.combinations(range(len(config.entrants)), rs.players))
+    per_combo = sum(1 for _ in _fives_seatings(tuple(str(i) for i in range(rs.players)), 0, config.duplicate))
+    return combos * per_combo
+
+
+def schedule_size(config: EventConfig) -> int:
+    """The number of matches in the schedule, counted without generating it."""
+    return matches_per_deal(config) * config.deals
+
+
+def build_schedule(config: EventConfig) -> list[MatchTask]:
+    """Every match of the event in schedule order, as a list (small events and tests)."""
+    return list(iter_schedule(config))
+
+
+#: Bump when the schedule's code changes what a config plays.
+SCHEDULE_VERSION = 2
+
+
+def schedule_fingerprint(config: EventConfig) -> str:
+    """A digest of what the schedule plays, in constant time whatever the number of deals.
+
+    It covers the parameters that define the schedule and the tasks of the first
+    two deals (odd and even deals seat partners differently), so a code change to
+    seating or seeds is caught as well as a config change.
+    """
+    h = hashlib.sha256()
+    rs = config.make_ruleset()
+    h.update(repr((SCHEDULE_VERSION, config.name, [e.name for e in config.entrants], rs.name, rs.players,
+                   rs.target, rs.round_cap, config.format, config.teams, config.deals, config.duplicate,
+                   config.seed)).encode())
+    for t in itertools.islice(iter_schedule(config), 2 * matches_per_deal(config)):
+        h.update(f"{t.match_id}|{t.seed}|{t.index}\n".encode())
+    return h.hexdigest()[:16]
 
 
 def fingerprint(tasks: Sequence[MatchTask]) -> str:
-    """A digest of what the schedule plays: resuming needs the same one."""
+    """A digest of a list of tasks (kept for callers that hold one)."""
     h = hashlib.sha256()
     for t in tasks:
         h.update(f"{t.match_id}|{t.seed}|{t.ruleset}\n".encode())

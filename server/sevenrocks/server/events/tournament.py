@@ -8,14 +8,14 @@ and running the same event again plays exactly the missing ones.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .config import EventConfig
 from .executor import Executor
 from .outcome import MatchOutcome
 from .ratings import InOrder, RatingBook
-from .schedule import MatchTask, build_schedule, fingerprint
+from .schedule import MatchTask, iter_schedule, schedule_fingerprint, schedule_size
 from .store import Store
 
 
@@ -31,16 +31,25 @@ class Progress:
 
 @dataclass(frozen=True, slots=True)
 class EventPlan:
-    tasks: list[MatchTask]
-    todo: list[MatchTask]
+    #: Matches in the schedule.
+    total: int
+    #: Matches already stored when the run started.
+    stored: int
+    #: What is left to play, generated lazily in schedule order.
+    todo: Iterator[MatchTask]
 
 
 def plan_event(config: EventConfig, store: Store) -> EventPlan:
-    """Register the event (or check it matches the stored one) and list what is left to play."""
-    tasks = build_schedule(config)
-    store.open_event(config, fingerprint(tasks), len(tasks))
+    """Register the event (or check it matches the stored one) and generate what is left to play.
+
+    Nothing here is proportional to the schedule: the size is counted, the
+    fingerprint reads two deals, and the tasks are generated as the executor
+    asks for them (only the ids already stored are held, to skip them).
+    """
+    total = schedule_size(config)
+    store.open_event(config, schedule_fingerprint(config), total)
     done = store.done_ids(config.name)
-    return EventPlan(tasks, [t for t in tasks if t.match_id not in done])
+    return EventPlan(total, len(done), (t for t in iter_schedule(config) if t.match_id not in done))
 
 
 def resume_ratings(config: EventConfig, store: Store) -> InOrder:
@@ -59,9 +68,9 @@ async def run_event(
     """Play every match of ``config`` not yet in ``store``; returns the plan it followed."""
     plan = plan_event(config, store)
     order = resume_ratings(config, store)
-    done = len(plan.tasks) - len(plan.todo)
+    done = plan.stored
     if observe:
-        observe(Progress(done, len(plan.tasks), order.book.leader(), None))
+        observe(Progress(done, plan.total, order.book.leader(), None))
 
     def on_result(outcome: MatchOutcome) -> None:
         nonlocal done
@@ -72,10 +81,10 @@ async def run_event(
         if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
             done += 1
         if observe:
-            observe(Progress(done, len(plan.tasks), order.book.leader(), outcome))
+            observe(Progress(done, plan.total, order.book.leader(), outcome))
 
-    if plan.todo:
+    if done < plan.total:
         await executor.run(plan.todo, on_result)
-    if done == len(plan.tasks):
+    if done == plan.total:
         store.finish_event(config.name)
     return plan
