@@ -72,7 +72,7 @@ def test_missing_or_ambiguous_commands() -> None:
 def test_values_are_checked() -> None:
     assert "expected an integer" in error({"event": {"deals": "2"}, "entrants": bots("a", "b")})
     assert "expected an integer" in error({"event": {"deals": True}, "entrants": bots("a", "b")})
-    assert "must be positive" in error({"event": {"deals": 0}, "entrants": bots("a", "b")})
+    assert "deals: 0 is out of range; valid: an integer from 1 to" in error({"event": {"deals": 0}, "entrants": bots("a", "b")})
     assert "unknown ruleset" in error({"event": {"ruleset": "chess"}, "entrants": bots("a", "b")})
     assert "not a format for fives" in error({"event": {"ruleset": "fives", "format": "pairings"},
                                               "entrants": bots("a", "b")})
@@ -99,3 +99,31 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
         load_config(bad)
     with pytest.raises(ConfigError, match="cannot read config"):
         load_config(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize(("section", "key", "value", "says"), [
+    ("time", "bank_ms", -1000, "[time].bank_ms: -1000 is out of range; valid: an integer from 0 to 86400000"),
+    ("time", "per_move_ms", 2**63 - 1, "[time].per_move_ms: 9223372036854775807 is out of range; valid: an integer from 1"),
+    ("time", "connect_timeout_s", float("nan"), "[time].connect_timeout_s: nan is out of range"),
+    ("time", "connect_timeout_s", float("inf"), "[time].connect_timeout_s: inf is out of range"),
+    ("ratings", "tau", float("nan"), "[ratings].tau: nan is out of range; valid: a finite number >= 0"),
+    ("ratings", "tau", float("inf"), "[ratings].tau: inf is out of range"),
+    ("ratings", "draw_probability", 1.5, "[ratings].draw_probability: 1.5 is out of range"),
+    ("event", "deals", 10**13, "[event].deals: 10000000000000 is out of range; valid: an integer from 1 to"),
+    ("bots", "fresh_process", "sometimes", "[bots].fresh_process: 'sometimes'; choose duplicates, always or never"),
+    ("bots", "max_crashes_in_row", 0, "[bots].max_crashes_in_row: 0 is out of range"),
+])
+def test_out_of_range_values_name_the_key_and_what_is_valid(section: str, key: str, value: object, says: str) -> None:
+    msg = error({section: {key: value}, "event": {"format": "self"} if section != "event" else {"format": "self", key: value},
+                 "entrants": bots("a", "b")})
+    assert says in msg and "\n" not in msg
+
+
+def test_a_config_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    from sevenrocks.server.events.config import load_config
+
+    path = tmp_path / "latin1.toml"
+    path.write_bytes('[event]\nname = "caf\u00e9"\n'.encode("latin-1"))
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert str(e.value) == f"{path}: not UTF-8 text (byte 19 is b'\\xe9'); a config is a TOML file saved as UTF-8"

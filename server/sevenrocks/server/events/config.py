@@ -10,6 +10,7 @@ kind of typo. ``examples/event.toml`` documents every key.
 from __future__ import annotations
 
 import importlib.util
+import math
 import re
 import shlex
 import shutil
@@ -72,6 +73,26 @@ class FaultSettings:
     max_strikes: int = 3
 
 
+FreshProcess = Literal["duplicates", "always", "never"]
+
+
+@dataclass(frozen=True, slots=True)
+class BotSettings:
+    """The lifecycle of launched bots: restarts after a crash, withdrawal, fresh processes."""
+
+    #: A bot whose process dies this many times in a row (no match completed between) is
+    #: withdrawn for the rest of the event.
+    max_crashes_in_row: int = 3
+    #: Restarts allowed over the whole event (per entrant) before it is withdrawn.
+    max_restarts: int = 20
+    #: Wait before the first restart; doubled after each crash in a row, capped at 30 s.
+    restart_backoff_s: float = 0.5
+    #: ``duplicates``: no bot process plays two matches of one duplicate group (it could
+    #: remember the deal); ``always``: a fresh process for every match; ``never``: one
+    #: process per entrant for the whole event (fastest; fine for bots without memory).
+    fresh_process: FreshProcess = "duplicates"
+
+
 @dataclass(frozen=True, slots=True)
 class RatingSettings:
     #: TrueSkill dynamics; 0 for fixed bots (DESIGN.md: tau > 0 keeps ratings drifting).
@@ -98,6 +119,7 @@ class EventConfig:
     time: TimeSettings = field(default_factory=TimeSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     ratings: RatingSettings = field(default_factory=RatingSettings)
+    bots: BotSettings = field(default_factory=BotSettings)
     #: Where the config came from, for messages ("<defaults>" or a path).
     source: str = "<defaults>"
 
@@ -121,6 +143,8 @@ class EventConfig:
                      "connect_timeout_s": self.time.connect_timeout_s},
             "faults": {"kind": self.faults.kind, "max_strikes": self.faults.max_strikes},
             "ratings": {"tau": self.ratings.tau, "draw_probability": self.ratings.draw_probability},
+            "bots": {"max_crashes_in_row": self.bots.max_crashes_in_row, "max_restarts": self.bots.max_restarts,
+                     "restart_backoff_s": self.bots.restart_backoff_s, "fresh_process": self.bots.fresh_process},
             "entrants": [
                 {"name": e.name, "command": list(e.command) if e.command else None,
                  "remote": e.remote, "bot": e.bot}
@@ -135,11 +159,17 @@ EVENT_KEYS = {
     "name", "ruleset", "players", "target", "round_cap", "format", "deals", "duplicate",
     "seed", "concurrency", "teams",
 }
-TOP_KEYS = {"event", "entrants", "time", "faults", "ratings"}
+TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
 TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
 FAULT_KEYS = {"policy", "max_strikes"}
 RATING_KEYS = {"tau", "draw_probability"}
+BOT_KEYS = {"max_crashes_in_row", "max_restarts", "restart_backoff_s", "fresh_process"}
+#: Bounds that keep clocks within what timers and the database can hold (a day per move).
+MAX_MS = 86_400_000
+MAX_CONNECT_S = 3600.0
+MAX_DEALS = 10**12
+MAX_CONCURRENCY = 10_000
 
 
 def _check_keys(where: str, table: Mapping[str, Any], valid: set[str]) -> None:
@@ -169,8 +199,14 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 
 
 def _positive(where: str, value: int | float) -> None:
-    if value <= 0:
-        raise ConfigError(f"{where}: must be positive, got {value}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{where}: must be a positive number, got {value}")
+
+
+def _within(where: str, value: int | float, low: float, high: float, what: str) -> None:
+    """``low <= value <= high`` and finite (nan and inf pass every comparison test wrongly)."""
+    if not math.isfinite(value) or not low <= value <= high:
+        raise ConfigError(f"{where}: {value!r} is out of range; valid: {what}")
 
 
 def bot_command(bot: str) -> tuple[str, ...]:
@@ -255,19 +291,24 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     if fmt not in FORMATS[ruleset]:
         raise ConfigError(f"{w}.format: {fmt!r} is not a format for {ruleset}; choose one of {', '.join(FORMATS[ruleset])}")
     deals = _get(w, ev, "deals", int, 2)
-    _positive(f"{w}.deals", deals)
+    _within(f"{w}.deals", deals, 1, MAX_DEALS, f"an integer from 1 to {MAX_DEALS}")
     duplicate = _get(w, ev, "duplicate", bool, True)
     seed = _get(w, ev, "seed", int, 1)
+    _within(f"{w}.seed", seed, -(2**63), 2**63 - 1, "a 64-bit integer")
     concurrency = _get(w, ev, "concurrency", int, 2)
-    _positive(f"{w}.concurrency", concurrency)
+    _within(f"{w}.concurrency", concurrency, 1, MAX_CONCURRENCY, f"an integer from 1 to {MAX_CONCURRENCY}")
 
     tm = _get(source, data, "time", dict, {})
     _check_keys(f"{source}: [time]", tm, TIME_KEYS)
     per_move = _get(f"{source}: [time]", tm, "per_move_ms", int, 1000)
-    _positive(f"{source}: [time].per_move_ms", per_move)
+    _within(f"{source}: [time].per_move_ms", per_move, 1, MAX_MS, f"an integer from 1 to {MAX_MS} (a day)")
     bank = _get(f"{source}: [time]", tm, "bank_ms", int, None)
+    if bank is not None:
+        _within(f"{source}: [time].bank_ms", bank, 0, MAX_MS, f"an integer from 0 to {MAX_MS} (a day), or no key")
     connect = float(_get(f"{source}: [time]", tm, "connect_timeout_s", (int, float), 20.0))
-    _positive(f"{source}: [time].connect_timeout_s", connect)
+    if not math.isfinite(connect) or not 0 < connect <= MAX_CONNECT_S:
+        raise ConfigError(f"{source}: [time].connect_timeout_s: {connect!r} is out of range; "
+                          f"valid: more than 0 and at most {MAX_CONNECT_S:g} seconds")
 
     fl = _get(source, data, "faults", dict, {})
     _check_keys(f"{source}: [faults]", fl, FAULT_KEYS)
@@ -275,14 +316,30 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     if policy not in ("forfeit", "strike"):
         raise ConfigError(f"{source}: [faults].policy: {policy!r}; choose forfeit or strike")
     strikes = _get(f"{source}: [faults]", fl, "max_strikes", int, 3)
-    _positive(f"{source}: [faults].max_strikes", strikes)
+    _within(f"{source}: [faults].max_strikes", strikes, 1, 1000, "an integer from 1 to 1000")
 
     rt = _get(source, data, "ratings", dict, {})
     _check_keys(f"{source}: [ratings]", rt, RATING_KEYS)
     tau = float(_get(f"{source}: [ratings]", rt, "tau", (int, float), 0.0))
     draw = float(_get(f"{source}: [ratings]", rt, "draw_probability", (int, float), 0.01))
-    if tau < 0 or not 0 < draw < 1:
-        raise ConfigError(f"{source}: [ratings]: tau must be >= 0 and draw_probability in (0, 1)")
+    if not math.isfinite(tau) or tau < 0:
+        raise ConfigError(f"{source}: [ratings].tau: {tau!r} is out of range; valid: a finite number >= 0")
+    if not math.isfinite(draw) or not 0 < draw < 1:
+        raise ConfigError(f"{source}: [ratings].draw_probability: {draw!r} is out of range; "
+                          "valid: a number strictly between 0 and 1")
+
+    bt = _get(source, data, "bots", dict, {})
+    wb = f"{source}: [bots]"
+    _check_keys(wb, bt, BOT_KEYS)
+    in_row = _get(wb, bt, "max_crashes_in_row", int, 3)
+    _within(f"{wb}.max_crashes_in_row", in_row, 1, 1000, "an integer from 1 to 1000")
+    restarts = _get(wb, bt, "max_restarts", int, 20)
+    _within(f"{wb}.max_restarts", restarts, 0, 100_000, "an integer from 0 to 100000")
+    backoff = float(_get(wb, bt, "restart_backoff_s", (int, float), 0.5))
+    _within(f"{wb}.restart_backoff_s", backoff, 0, 60, "a number of seconds from 0 to 60")
+    fresh = _get(wb, bt, "fresh_process", str, "duplicates")
+    if fresh not in ("duplicates", "always", "never"):
+        raise ConfigError(f"{wb}.fresh_process: {fresh!r}; choose duplicates, always or never")
 
     raw_entrants = _get(source, data, "entrants", list, None)
     if not raw_entrants:
@@ -325,7 +382,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
         duplicate=duplicate, seed=seed, concurrency=concurrency, teams=tuple(teams),
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw), source=source,
+        ratings=RatingSettings(tau, draw), bots=BotSettings(in_row, restarts, backoff, fresh), source=source,
     )
 
 
@@ -335,6 +392,9 @@ def load_config(path: Path) -> EventConfig:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {e.start} is {e.object[e.start:e.start + 1]!r}); "
+                          "a config is a TOML file saved as UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
