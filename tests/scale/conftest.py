@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from sevenrocks.sdk.rules.replay import verify_lines
@@ -71,4 +72,17 @@ def local_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "local.db"
 
 
-__all__ = ["OnResult", "bad_records", "play", "ratings", "results", "small_event"]
+def is_launched_bot(p: psutil.Process) -> bool:
+    """A bot the harness launched: it has an entrant token in its environment.
+
+    Not "sevenrocks in its command line": in a checkout folder named sevenrocks
+    every Python process (a Dask worker, multiprocessing's resource tracker) has
+    that in its interpreter's path, and would be counted as a leaked bot.
+    """
+    try:
+        return "SEVENROCKS_TOKEN" in p.environ()
+    except psutil.Error:  # gone meanwhile, or not ours to read
+        return False
+
+
+__all__ = ["OnResult", "is_launched_bot", "bad_records", "play", "ratings", "results", "small_event"]

@@ -18,7 +18,7 @@ from sevenrocks.server.events.cluster import ClusterError, ClusterExecutor, pars
 from sevenrocks.server.events.outcome import MatchOutcome
 from sevenrocks.server.events.schedule import MatchTask
 
-from .conftest import OnResult, bad_records, play, ratings, results, small_event
+from .conftest import OnResult, bad_records, is_launched_bot, play, ratings, results, small_event
 
 pytestmark = pytest.mark.cluster
 pytest.importorskip("distributed")
@@ -62,7 +62,7 @@ class KillAWorker:
     def kill(self) -> None:
         for child in psutil.Process().children():
             try:
-                bots = [g for g in child.children(recursive=True) if "sevenrocks" in " ".join(g.cmdline())]
+                bots = [g for g in child.children(recursive=True) if is_launched_bot(g)]
             except psutil.Error:  # a process that came and went meanwhile
                 continue
             if bots:  # a worker with an arena: it is playing matches now
@@ -138,6 +138,6 @@ def test_an_event_on_dask_scheduler_and_worker_processes(tmp_path: Path) -> None
 
 def _bots_under(pid: int) -> list[psutil.Process]:
     try:
-        return [p for p in psutil.Process(pid).children(recursive=True) if "sevenrocks" in " ".join(p.cmdline())]
+        return [p for p in psutil.Process(pid).children(recursive=True) if is_launched_bot(p)]
     except psutil.Error:
         return []

@@ -21,7 +21,7 @@ from sevenrocks.server.referee import Referee
 from sevenrocks.server.events.schedule import build_schedule
 from sevenrocks.server.events.store import Store
 
-from .conftest import small_event
+from .conftest import is_launched_bot, small_event
 
 
 def test_streams_beyond_max_streams_are_refused_and_retry(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_an_idle_worker_arena_closes_itself_and_its_bots(tmp_path: Path, monkeyp
     spec = cluster.ArenaSpec("idle-test", config, str(tmp_path))
     outcome = cluster.play_task(build_schedule(config)[0], spec)
     assert outcome.fault is None
-    bots = [p for p in psutil.Process().children() if "sevenrocks" in " ".join(p.cmdline())]
+    bots = [p for p in psutil.Process().children() if is_launched_bot(p)]
     assert len(bots) == 3
     deadline = time.monotonic() + 60
     while "idle-test" in cluster._ARENAS and time.monotonic() < deadline:
