@@ -78,35 +78,6 @@ def test_small_event_end_to_end(tmp_path: Path) -> None:
         assert {(k, s): (mu, sg) for k, s, mu, sg in rebuilt} == stored
 
 
-def test_a_crashing_bot_forfeits_its_matches_and_the_event_completes(tmp_path: Path) -> None:
-    cfg = parse_config({
-        "event": {"name": "crash", "deals": 1, "concurrency": 2},
-        "entrants": [
-            {"name": "greedy", "bot": "greedy"},
-            {"name": "random", "bot": "random"},
-            {"name": "defensive", "bot": "defensive"},
-            {"name": "crasher", "command": [sys.executable, str(HERE / "bots" / "crashing_bot.py")],
-             "env": {"CRASH_AFTER": "60"}},
-        ],
-        "time": {"per_move_ms": 10000, "connect_timeout_s": 60},
-    }, "<test>")
-    with grpc_event(tmp_path, cfg) as store:
-        matches = store.matches()
-        assert len(matches) == 12  # the event completed
-        faulted = [m for m in matches if m.fault is not None]
-        assert faulted, "the crash must forfeit matches"
-        for m in faulted:
-            assert m.seats[m.fault.seat] == "crasher"
-            assert m.fault.cause in ("crash", "disconnect")
-            assert m.reason == "forfeit" and m.winner == 1 - m.fault.seat % 2
-        # Once it crashed, every later match it sits in is forfeited too.
-        first = min(m.index for m in faulted)
-        assert all(m.fault is not None for m in matches if m.index > first + 1 and "crasher" in m.seats)
-        row = next(r for r in build_leaderboard(store).bots if r.name == "crasher")
-        assert sum(row.forfeits.values()) == len(faulted)
-        assert row.rank == 4
-
-
 def test_unreachable_bots_are_named_with_their_logs(tmp_path: Path) -> None:
     cfg = parse_config({
         "event": {"name": "lost", "format": "self", "deals": 1},

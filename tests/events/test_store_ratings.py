@@ -129,8 +129,9 @@ def test_schema_version_is_checked(tmp_path: Path) -> None:
         Store(db)
     other = tmp_path / "other.db"
     other.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(StoreError, match="not a sevenrocks database"):
+    with pytest.raises(StoreError, match="not an SQLite database .* left untouched"):
         Store(other)
+    assert other.read_bytes() == b"not a database at all" * 100
 
 
 def test_ratings_match_bare_trueskill() -> None:

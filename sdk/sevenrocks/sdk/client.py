@@ -342,14 +342,15 @@ async def serve(bot: Bot | AsyncBot, settings: Settings) -> str:
     assert main is not None
     stopping = False
 
-    def on_term() -> None:
+    def on_term(sig: signal.Signals) -> None:
         nonlocal stopping
         stopping = True
+        STOPPED_BY.append(sig)
         main.cancel()
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         try:
-            loop.add_signal_handler(sig, on_term)
+            loop.add_signal_handler(sig, on_term, sig)
         except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
             pass
     try:
@@ -358,6 +359,21 @@ async def serve(bot: Bot | AsyncBot, settings: Settings) -> str:
         if stopping:
             return "stopped by signal"
         raise
+
+
+#: The signal that stopped :func:`serve`, if one did (read by :func:`run`).
+STOPPED_BY: list[signal.Signals] = []
+
+
+def _die_by(sig: signal.Signals) -> None:
+    """Exit by the signal that stopped the bot, as the Unix convention asks.
+
+    A harness that launched the bot then sees "killed by SIGINT" rather than a
+    clean exit 0 in the middle of its matches, and knows the bot did not crash:
+    something outside stopped it (Ctrl-C reaching the whole process group).
+    """
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
 
 
 def run(
@@ -382,6 +398,10 @@ def run(
     except KeyboardInterrupt:
         reason = "interrupted"
     log.info("session ended: %s", reason)
+    if STOPPED_BY:
+        logging.shutdown()
+        sys.stdout.flush()
+        _die_by(STOPPED_BY[-1])
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -17,7 +17,7 @@ from sevenrocks.sdk.rules.records import write_record
 
 from ..referee.faults import FaultPolicy, TimeControl
 from ..referee.launch import BotProcess, LaunchError, bot_command
-from ..referee import Referee, RefereeMatch
+from ..referee import Referee, RefereeMatch, RefereeStopped
 
 
 def entrant_names(seats: tuple[str, ...]) -> list[str]:
@@ -112,7 +112,11 @@ def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id
                 autoplay_forced, log_dir))
         except (LaunchError, OSError) as e:
             raise click.ClickException(str(e)) from None
-        show(result, names, ruleset)
+        except RefereeStopped as e:
+            raise click.ClickException(f"{e}; no result") from None
+        never = never_started(result, names)
+        if never is None:
+            show(result, names, ruleset)
         if result.offender is not None:
             path = log_paths[names[result.offender.seat]]
             tail = path.read_text(errors="replace").strip().splitlines()[-15:] if path.exists() else []
@@ -120,10 +124,25 @@ def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id
                 click.echo(f"last lines of {names[result.offender.seat]}'s output:", err=True)
                 for line in tail:
                     click.echo(f"  {line}", err=True)
+    if never is not None:
+        raise click.ClickException(never)
     if records is not None:
         path = records / f"{mid}.jsonl"
         write_record(path, result.record_lines)
         click.echo(f"record: {path}")
+
+
+def never_started(result: RefereeMatch, names: list[str]) -> str | None:
+    """Why the match could not be played at all (a bot never connected), or None.
+
+    Such a "forfeit" is not a result: the command fails and says which bot to fix.
+    """
+    o = result.offender
+    if o is None or o.cause.value != "disconnect" or result.decision_ms.get(o.seat):
+        return None
+    if "before it connected" not in o.detail and "did not connect" not in o.detail:
+        return None
+    return f"seat {o.seat} ({names[o.seat]}) never played: {o.detail}; no match was played"
 
 
 def show(result: RefereeMatch, names: list[str], ruleset: str) -> None:

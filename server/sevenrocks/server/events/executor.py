@@ -12,18 +12,21 @@ overhead. A cluster executor (issue 6) fits the same protocol.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import itertools
 import secrets
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from .config import EventConfig
-from .outcome import MatchOutcome, final_ranks
+from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn, final_ranks
 from .schedule import MatchTask
 
-OnResult = Callable[[MatchOutcome], None]
+#: Told every finished match, and every voided match, withdrawal and skipped match.
+OnResult = Callable[[Report], None]
 
 
 class EntrantsUnreachable(RuntimeError):
@@ -60,7 +63,13 @@ async def run_pool(tasks: Iterable[MatchTask], concurrency: int, play: Callable[
 
 @dataclass
 class LocalExecutor:
-    """One embedded referee on loopback plus one process per command entrant."""
+    """One embedded referee on loopback plus one supervised process per command entrant.
+
+    The :class:`~.lifecycle.Supervisor` restarts a bot that crashed before its next
+    match and withdraws one that keeps crashing; matches lost to an infrastructure
+    fault are voided and played again. With ``[bots].fresh_process`` the processes
+    are recycled so that no process plays two matches of one duplicate group.
+    """
 
     config: EventConfig
     #: Bot logs go here, one file per entrant.
@@ -70,10 +79,12 @@ class LocalExecutor:
     address: str = "127.0.0.1:0"
     #: Told the referee's address once it listens, when remote entrants must be pointed at it.
     announce: Callable[[str], None] | None = None
+    #: Set while running: the supervisor of the launched bots (tests look at it).
+    supervisor: Any = None
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
-        from ..referee.launch import BotProcess
-        from ..referee import FaultPolicy, Referee, TimeControl
+        from ..referee import FaultPolicy, Referee, RefereeStopped, TimeControl
+        from .lifecycle import Supervisor
 
         cfg = self.config
         tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
@@ -90,32 +101,91 @@ class LocalExecutor:
         if remote and self.announce is not None:
             self.announce(f"referee listening on {host}:{port}; waiting up to {cfg.time.connect_timeout_s:g}s "
                           f"for remote entrants: {', '.join(remote)} (SEVENROCKS_REFEREE=<this host>:{port})")
-        procs: dict[str, Any] = {}
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        sup = self.supervisor = Supervisor(cfg, referee, target, tokens, self.log_dir)
         try:
-            for e in cfg.entrants:
-                if e.command is not None:
-                    procs[e.name] = BotProcess().start(list(e.command), target, tokens[e.name],
-                                                       self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env))
-                    # Lets the referee tell a crash (process exited) from a disconnect.
-                    referee.attach_process(e.name, procs[e.name])
-            names = [e.name for e in cfg.entrants]
-            connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
-            missing = [n for n in names if n not in connected]
+            missing = await sup.start_all(cfg.time.connect_timeout_s)
             if missing:
+                procs = {n: sup.process(n) for n in sup.slots}
                 raise EntrantsUnreachable(_unreachable_message(cfg, missing, procs, self.log_dir, target))
+            retry: list[MatchTask] = []
+
+            def withdraw(pairs: Sequence[tuple[str, str]]) -> None:
+                for name, reason in pairs:
+                    on_result(Withdrawn(name, reason))
 
             async def play(task: MatchTask) -> None:
+                withdraw(await sup.ready(task.seats))
+                if sup.withdrawn() & set(task.seats):
+                    on_result(Skipped(task))
+                    return
+                generations = sup.begin(task.seats)
                 started = time.perf_counter()
-                m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                             extra={"event_id": task.event_id, "deal": task.deal})
-                on_result(outcome_of(task, m, time.perf_counter() - started))
+                try:
+                    m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
+                                                 extra={"event_id": task.event_id, "deal": task.deal})
+                except RefereeStopped as e:
+                    sup.end(generations)
+                    on_result(Voided(task, str(e)))
+                    retry.append(task)
+                    return
+                except BaseException:
+                    sup.end(generations)
+                    raise
+                outcome = outcome_of(task, m, time.perf_counter() - started)
+                verdict = await sup.judge(outcome, generations)
+                if verdict.void is not None:
+                    on_result(Voided(task, verdict.void))
+                    retry.append(task)
+                    return
+                if verdict.fault_log:
+                    outcome = dataclasses.replace(outcome, fault_log=verdict.fault_log)
+                on_result(outcome)
+                withdraw(verdict.withdrawn)
 
-            await run_pool(tasks, self.concurrency, play)
+            fresh = cfg.bots.fresh_process
+            for batch in phases(tasks, fresh):
+                await run_pool(batch, self.concurrency, play)
+                while retry:
+                    if fresh != "never":
+                        withdraw(await sup.recycle())
+                    again, retry[:] = list(retry), []
+                    await run_pool(again, self.concurrency, play)
+                if fresh != "never":
+                    withdraw(await sup.recycle())
         finally:
+            sup.closing = True
             # Goodbye first, so that bots exit on their own; then make sure they are gone.
             await referee.stop()
-            await asyncio.gather(*(asyncio.to_thread(p.terminate) for p in procs.values()))
+            await sup.close()
+
+
+def phases(tasks: Iterable[MatchTask], fresh: str) -> Iterator[Iterable[MatchTask]]:
+    """The tasks in batches between which every bot process is replaced by a fresh one.
+
+    ``never``: one batch, the (lazy) tasks themselves. ``always``: one match per
+    batch. ``duplicates``: per deal, first the first match of every duplicate group,
+    then the second, and so on, so that no process plays two matches of one group
+    (it could remember the deal) while a batch still runs many matches at once.
+    Only one deal's tasks are held at a time.
+    """
+    if fresh == "never":
+        yield tasks
+        return
+    if fresh == "always":
+        for t in tasks:
+            yield [t]
+        return
+    for _deal, deal_tasks in itertools.groupby(tasks, key=lambda t: t.deal):
+        by_position: list[list[MatchTask]] = []
+        seen: dict[str, int] = {}
+        for t in deal_tasks:
+            k = seen.get(t.group, 0)
+            seen[t.group] = k + 1
+            while len(by_position) <= k:
+                by_position.append([])
+            by_position[k].append(t)
+        yield from by_position
 
 
 def outcome_of(task: MatchTask, m: Any, duration_s: float) -> MatchOutcome:
@@ -125,7 +195,7 @@ def outcome_of(task: MatchTask, m: Any, duration_s: float) -> MatchOutcome:
         task, m.reason, m.winner, tuple(m.scores),
         final_ranks(task.ruleset.build(), tuple(m.scores), m.winner, fault),
         _rounds(m.events), fault, {int(k): list(v) for k, v in m.decision_ms.items()},
-        tuple(m.record_lines), duration_s,
+        tuple(m.record_lines), duration_s, lost_turn_sent_at=getattr(m, "lost_turn_sent_at", None),
     )
 
 
@@ -147,7 +217,11 @@ def _unreachable_message(cfg: EventConfig, missing: list[str], procs: dict[str, 
             lines.append(f"  {name}: remote; start it with SEVENROCKS_REFEREE={target} and its token")
         else:
             p = procs.get(name)
-            state = f"exited with code {p.returncode}" if p is not None and not p.alive else "running but silent"
+            state = "running but silent"
+            if p is not None and not p.alive:
+                from .lifecycle import describe_returncode
+
+                state = describe_returncode(p.returncode)
             log = log_dir / f"{name}.log"
             tail = _tail(log)
             lines.append(f"  {name}: `{e.describe()}` {state}; log {log}" + (f":\n{tail}" if tail else ""))

@@ -30,6 +30,40 @@ class MatchOutcome:
     decision_ms: dict[int, list[float]] = field(default_factory=dict)
     record_lines: tuple[str, ...] = ()
     duration_s: float = 0.0
+    #: Each seat's entrant identity digest (filled in by the tournament before storing).
+    identities: tuple[str, ...] = ()
+    #: The end of the offender's log when the fault was its process dying.
+    fault_log: str = ""
+    #: When the offender's unanswered turn was sent (perf_counter, this machine), if its stream was lost.
+    lost_turn_sent_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Voided:
+    """A match lost to an infrastructure fault (the harness stopping, a bot killed from outside,
+    a referee shutting down): never charged to a bot, played again later."""
+
+    task: MatchTask
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Withdrawn:
+    """An entrant removed for the rest of the event (its process kept crashing)."""
+
+    entrant: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A scheduled match not played because one of its entrants was withdrawn."""
+
+    task: MatchTask
+
+
+#: What an executor reports: a finished match, or a lifecycle event the tournament records.
+Report = MatchOutcome | Voided | Withdrawn | Skipped
 
 
 def final_ranks(

@@ -10,7 +10,10 @@ cannot be resumed with a different schedule by mistake.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import socket
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -20,9 +23,12 @@ from typing import Any, Iterable, Iterator, Sequence
 from sevenrocks.sdk.rules import FaultCause, Offender
 
 from .config import EventConfig
+from .identity import differences, digest
 from .outcome import MatchOutcome
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: What every SQLite file starts with.
+SQLITE_HEADER = b"SQLite format 3\x00"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,6 +48,12 @@ CREATE TABLE IF NOT EXISTS entrants (
     name TEXT NOT NULL,
     kind TEXT NOT NULL,                    -- launched | remote
     command TEXT,
+    identity TEXT,                         -- JSON (identity.py): command, content hashes, settings
+    digest TEXT,                           -- digest of identity, stored with each of its matches
+    version INTEGER NOT NULL DEFAULT 1,    -- raised by --replay NAME
+    withdrawn_reason TEXT,                 -- set when the entrant was withdrawn (crashes in a row)
+    withdrawn_at REAL,
+    not_played INTEGER,                    -- a withdrawn entrant's scheduled matches not played
     PRIMARY KEY (event_id, name)
 );
 CREATE TABLE IF NOT EXISTS matches (
@@ -64,6 +76,8 @@ CREATE TABLE IF NOT EXISTS matches (
     decisions TEXT NOT NULL,               -- JSON {seat: [ms, ...]}
     duration_s REAL NOT NULL,
     finished_at REAL NOT NULL,
+    identities TEXT,                       -- JSON list: each seat's entrant digest
+    fault_log TEXT,                        -- the tail of a crashed bot's log
     UNIQUE (event_id, idx)
 );
 CREATE TABLE IF NOT EXISTS records (
@@ -78,6 +92,21 @@ CREATE TABLE IF NOT EXISTS ratings (
     sigma REAL NOT NULL,
     PRIMARY KEY (event_id, kind, subject)
 );
+CREATE TABLE IF NOT EXISTS voided (
+    event_id TEXT NOT NULL REFERENCES events(event_id),
+    match_id TEXT NOT NULL,
+    reason TEXT NOT NULL,                  -- an infrastructure fault: never charged to a bot
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS match_history (
+    match_id TEXT NOT NULL,                -- a match replayed by --replay: the old result, kept
+    event_id TEXT NOT NULL,
+    entrant TEXT NOT NULL,                 -- the replayed entrant
+    version INTEGER NOT NULL,              -- its version when this result was played
+    row TEXT NOT NULL,                     -- the matches row as JSON
+    lines TEXT NOT NULL,                   -- its record
+    replaced_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS rating_progress (
     event_id TEXT PRIMARY KEY REFERENCES events(event_id),
     applied INTEGER NOT NULL               -- schedule indexes below this are in the ratings
@@ -85,8 +114,85 @@ CREATE TABLE IF NOT EXISTS rating_progress (
 """
 
 
+MIGRATE_1_TO_2 = [
+    "ALTER TABLE entrants ADD COLUMN identity TEXT",
+    "ALTER TABLE entrants ADD COLUMN digest TEXT",
+    "ALTER TABLE entrants ADD COLUMN version INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE entrants ADD COLUMN withdrawn_reason TEXT",
+    "ALTER TABLE entrants ADD COLUMN withdrawn_at REAL",
+    "ALTER TABLE entrants ADD COLUMN not_played INTEGER",
+    "ALTER TABLE matches ADD COLUMN identities TEXT",
+    "ALTER TABLE matches ADD COLUMN fault_log TEXT",
+]
+
+
 class StoreError(RuntimeError):
-    """The database cannot be used as asked (another schema, another schedule)."""
+    """The database cannot be used as asked (another schema, another schedule, another writer)."""
+
+
+class IdentityChanged(StoreError):
+    """An entrant or the event's settings differ from what the stored matches were played with."""
+
+
+def explain(e: sqlite3.Error, path: Path) -> str:
+    """A one-line, actionable message for an SQLite failure on ``path``."""
+    text = str(e)
+    low = text.lower()
+    if "malformed" in low or "not a database" in low or "corrupt" in low:
+        return (f"{path} is damaged ({text}); nothing more was written. Restore it from a copy, "
+                f"or give --db a new file")
+    if "disk is full" in low or "database or disk is full" in low:
+        return (f"{path}: the disk is full ({text}); the match in progress was not stored. Free space and "
+                f"run the same command again: it resumes from the stored matches")
+    if "readonly" in low or "read-only" in low:
+        return f"{path}: cannot write ({text}); give --db a file on a writable file system"
+    if "unable to open" in low:
+        return f"{path}: cannot open the database ({text}); check the folder exists and is writable"
+    if "locked" in low or "busy" in low:
+        return f"{path} is locked by another program ({text}); stop it or use another --db file"
+    return f"{path}: database error: {text}"
+
+
+def check_db_path(path: Path) -> None:
+    """Refuse, before anything is created, a --db that cannot be a sevenrocks database.
+
+    A missing or read-only folder, a folder given as the file, a read-only file, and
+    a non-empty file that is not a sevenrocks database (another program's SQLite
+    file is left untouched: opening it read-write would switch it to WAL).
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise StoreError(f"--db {path}: is a folder; give a file name, e.g. {path / 'sevenrocks.db'}")
+    if not folder.is_dir():
+        raise StoreError(f"--db {path}: the folder {folder} does not exist; create it or choose another path")
+    if not path.exists():
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreError(f"--db {path}: cannot create a file in {folder} (not writable); choose a writable folder")
+        return
+    if not os.access(path, os.R_OK | os.W_OK) or not os.access(folder, os.W_OK | os.X_OK):
+        raise StoreError(f"--db {path}: the file or its folder is read-only (SQLite needs to write both); "
+                         "copy it somewhere writable to resume, or use `sevenrocks leaderboard` to read it")
+    if path.stat().st_size == 0:
+        return
+    with path.open("rb") as f:
+        head = f.read(len(SQLITE_HEADER))
+    if head != SQLITE_HEADER:
+        raise StoreError(f"--db {path}: not an SQLite database (it starts with {head[:8]!r}); it was left "
+                         "untouched; give --db a new file or a sevenrocks database")
+    try:
+        ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5.0)
+    except sqlite3.Error as e:
+        raise StoreError(explain(e, path)) from None
+    try:
+        tables = {r[0] for r in ro.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        ours = "meta" in tables and ro.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.Error as e:
+        raise StoreError(explain(e, path)) from None
+    finally:
+        ro.close()
+    if tables and not ours:
+        raise StoreError(f"--db {path}: an SQLite database of another application (tables: "
+                         f"{', '.join(sorted(tables)[:6])}); it was left untouched; give --db a new file")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +215,17 @@ class StoredMatch:
 
 
 @dataclass(frozen=True, slots=True)
+class EntrantState:
+    """What the store knows of one entrant of an event."""
+
+    name: str
+    identity: dict[str, Any] | None
+    digest: str | None
+    version: int
+    withdrawn: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class EventInfo:
     event_id: str
     ordinal: int
@@ -123,14 +240,32 @@ class EventInfo:
 class Store:
     """One SQLite file. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, writer: bool = False) -> None:
+        """Open (or create) the database; ``writer`` also takes the one-writer lock and checks pages.
+
+        A writer is what plays an event: only one per file, because two would each
+        play every match and rate them in their own order.
+        """
         self.path = Path(path)
-        self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        self._lock_fd: int | None = None
+        check_db_path(self.path)
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-        except sqlite3.DatabaseError as e:
-            self.db.close()
-            raise StoreError(f"{self.path} is not a sevenrocks database: {e}") from None
+            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
+        except sqlite3.Error as e:
+            raise StoreError(explain(e, self.path)) from None
+        try:
+            if writer:
+                self._lock()
+            self._setup(writer)
+        except sqlite3.Error as e:
+            self.close()
+            raise StoreError(explain(e, self.path)) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _setup(self, writer: bool) -> None:
+        self.db.execute("PRAGMA journal_mode=WAL")
         # WAL with synchronous=NORMAL survives a killed process (not a power cut) and is fast.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA foreign_keys=ON")
@@ -140,11 +275,45 @@ class Store:
                 for statement in _statements(SCHEMA):
                     self.db.execute(statement)
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        elif version == 1:
+            with self.transaction():
+                for statement in MIGRATE_1_TO_2 + _statements(SCHEMA):
+                    self.db.execute(statement)
+                self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         elif version != SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} has schema version {version}; this sevenrocks writes version "
                 f"{SCHEMA_VERSION}. Use a new database file (--db) or the matching sevenrocks."
             )
+        if writer:
+            bad = self.db.execute("PRAGMA quick_check").fetchone()[0]
+            if bad != "ok":
+                raise StoreError(f"{self.path} is damaged (integrity check: {bad}); nothing was written. "
+                                 "Restore it from a copy, or give --db a new file")
+            with self.transaction():
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('writer', ?)", (_holder(),))
+
+    def _lock(self) -> None:
+        """The one-writer lock: flock on the database file itself, released by the kernel with its holder.
+
+        flock and SQLite's own (fcntl) locks do not interact on Linux, so readers
+        (``sevenrocks leaderboard``) are never blocked. The holder's pid and host
+        are kept in ``meta`` for the message a second writer gets.
+        """
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            try:
+                row = self.db.execute("SELECT value FROM meta WHERE key = 'writer'").fetchone()
+            except sqlite3.Error:
+                row = None
+            holder = row[0] if row else "another process"
+            raise StoreError(f"{self.path} is in use by another sevenrocks tournament ({holder}); one process "
+                             "writes an event database at a time: wait for it to finish or stop it "
+                             "(its lock goes with it), or use another --db file") from None
+        self._lock_fd = fd
 
     def _schema_version(self) -> int | None:
         try:
@@ -157,6 +326,9 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
 
     def __enter__(self) -> Store:
         return self
@@ -169,8 +341,13 @@ class Store:
 
     # ------------------------------------------------------------------ events
 
-    def open_event(self, config: EventConfig, fingerprint: str, total: int) -> None:
-        """Register an event, or check that a stored one has the same schedule (to resume it)."""
+    def open_event(self, config: EventConfig, fingerprint: str, total: int,
+                   identities: dict[str, dict[str, Any]] | None = None) -> None:
+        """Register an event, or check that a stored one has the same schedule (to resume it).
+
+        ``identities`` (entrant name -> :func:`~.identity.entrant_identity`) is stored
+        with a new event; a stored event's are checked by :meth:`check_identities`.
+        """
         row = self.db.execute("SELECT fingerprint FROM events WHERE event_id = ?", (config.name,)).fetchone()
         if row is not None:
             if row[0] != fingerprint:
@@ -187,12 +364,132 @@ class Store:
                 (config.name, ordinal, fingerprint, config.ruleset, config.players, total,
                  json.dumps(config.to_json()), time.time()),
             )
+            ids = identities or {}
             self.db.executemany(
-                "INSERT INTO entrants VALUES (?, ?, ?, ?)",
+                "INSERT INTO entrants VALUES (?, ?, ?, ?, ?, ?, 1, NULL, NULL, NULL)",
                 [(config.name, e.name, "remote" if e.remote else "launched",
-                  None if e.command is None else json.dumps(list(e.command))) for e in config.entrants],
+                  None if e.command is None else json.dumps(list(e.command)),
+                  json.dumps(ids[e.name], sort_keys=True) if e.name in ids else None,
+                  digest(ids[e.name]) if e.name in ids else None) for e in config.entrants],
             )
             self.db.execute("INSERT INTO rating_progress VALUES (?, 0)", (config.name,))
+
+    # ------------------------------------------------------------------ identity and lifecycle
+
+    def entrant_states(self, event_id: str) -> dict[str, EntrantState]:
+        rows = self.db.execute(
+            "SELECT name, identity, digest, version, withdrawn_reason FROM entrants WHERE event_id = ?", (event_id,))
+        return {r[0]: EntrantState(r[0], None if r[1] is None else json.loads(r[1]), r[2], r[3], r[4])
+                for r in rows}
+
+    def check_identities(self, config: EventConfig, identities: dict[str, dict[str, Any]],
+                         replay: Sequence[str] = ()) -> None:
+        """Refuse to resume when an entrant or the settings differ from the stored event.
+
+        Entrants named in ``replay`` may differ (they are about to be replayed). An
+        event stored before identities were kept adopts the current ones.
+        """
+        states = self.entrant_states(config.name)
+        settings: list[str] = []
+        changed: dict[str, list[str]] = {}
+        for name, ident in identities.items():
+            st = states.get(name)
+            if st is None or st.identity is None:
+                continue
+            diff = differences(st.identity, ident)
+            ours = [d for d in diff if not d.startswith(("[time]", "[faults]", "[ratings]"))]
+            settings = settings or [d for d in diff if d.startswith(("[time]", "[faults]", "[ratings]"))]
+            if ours and name not in replay:
+                changed[name] = ours
+        if settings:
+            raise IdentityChanged(
+                f"event {config.name!r} in {self.path} was played with other settings: {'; '.join(settings)}. "
+                "Every stored match depends on them: resume with the stored settings, or give the changed "
+                "event another [event] name")
+        if changed:
+            parts = [f"{name}: {'; '.join(d)}" for name, d in changed.items()]
+            names = " ".join(f"--replay {n}" for n in changed)
+            raise IdentityChanged(
+                f"entrant(s) of event {config.name!r} changed since their matches were stored: {' | '.join(parts)}. "
+                f"Run again with {names} to play their matches again under the new identity (the old results "
+                "are kept as history), or restore what changed")
+        missing = [n for n, st in states.items() if st.identity is None and n in identities]
+        if missing:
+            with self.transaction():
+                for n in missing:
+                    self.db.execute("UPDATE entrants SET identity = ?, digest = ? WHERE event_id = ? AND name = ?",
+                                    (json.dumps(identities[n], sort_keys=True), digest(identities[n]),
+                                     config.name, n))
+
+    def replay_entrant(self, event_id: str, name: str, identity: dict[str, Any]) -> int:
+        """Move ``name``'s stored matches of the event to history and give it a new version.
+
+        Returns the new version. The event is open again (not finished), its ratings
+        are recomputed from what is left, and a withdrawal is lifted.
+        """
+        st = self.entrant_states(event_id).get(name)
+        if st is None:
+            raise StoreError(f"--replay {name}: no entrant {name!r} in event {event_id!r}; entrants: "
+                             f"{', '.join(sorted(self.entrant_states(event_id)))}")
+        now = time.time()
+        with self.transaction():
+            cols = [r[1] for r in self.db.execute("PRAGMA table_info(matches)")]
+            rows = self.db.execute(
+                "SELECT m.*, r.lines FROM matches m LEFT JOIN records r USING (match_id) WHERE m.event_id = ?",
+                (event_id,)).fetchall()
+            gone = []
+            for row in rows:
+                data = dict(zip(cols, row[:len(cols)]))
+                if name not in json.loads(data["seats"]):
+                    continue
+                gone.append(data["match_id"])
+                self.db.execute("INSERT INTO match_history VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                (data["match_id"], event_id, name, st.version, json.dumps(data),
+                                 row[len(cols)] or "", now))
+            self.db.executemany("DELETE FROM records WHERE match_id = ?", [(m,) for m in gone])
+            self.db.executemany("DELETE FROM matches WHERE match_id = ?", [(m,) for m in gone])
+            self.db.execute("UPDATE entrants SET identity = ?, digest = ?, version = version + 1, "
+                            "withdrawn_reason = NULL, withdrawn_at = NULL, not_played = NULL "
+                            "WHERE event_id = ? AND name = ?",
+                            (json.dumps(identity, sort_keys=True), digest(identity), event_id, name))
+            self.db.execute("DELETE FROM ratings WHERE event_id = ?", (event_id,))
+            self.db.execute("UPDATE rating_progress SET applied = 0 WHERE event_id = ?", (event_id,))
+            self.db.execute("UPDATE events SET finished_at = NULL WHERE event_id = ?", (event_id,))
+        return st.version + 1
+
+    def withdraw(self, event_id: str, name: str, reason: str) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE entrants SET withdrawn_reason = ?, withdrawn_at = ? WHERE event_id = ? AND name = ?",
+                            (reason, time.time(), event_id, name))
+
+    def set_not_played(self, event_id: str, name: str, count: int) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE entrants SET not_played = ? WHERE event_id = ? AND name = ?", (count, event_id, name))
+
+    def withdrawals(self, event_ids: Sequence[str] | None = None) -> list[tuple[str, str, str, int]]:
+        """(event, entrant, reason, matches not played) of every withdrawn entrant."""
+        sql = ("SELECT event_id, name, withdrawn_reason, COALESCE(not_played, 0) FROM entrants "
+               "WHERE withdrawn_reason IS NOT NULL" + (_where(event_ids, "").replace(" WHERE", " AND")))
+        return [(r[0], r[1], r[2], r[3]) for r in self.db.execute(sql, tuple(event_ids or ()))]
+
+    def void(self, event_id: str, match_id: str, reason: str) -> None:
+        """Note a match voided by an infrastructure fault (it is played again, never charged)."""
+        with self.transaction():
+            self.db.execute("INSERT INTO voided VALUES (?, ?, ?, ?)", (event_id, match_id, reason, time.time()))
+
+    def voided(self, event_ids: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+        """(event, match id, reason) of every voided attempt, oldest first."""
+        sql = "SELECT event_id, match_id, reason FROM voided" + _where(event_ids, "") + " ORDER BY at"
+        return [(r[0], r[1], r[2]) for r in self.db.execute(sql, tuple(event_ids or ()))]
+
+    def history_count(self, event_id: str) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM match_history WHERE event_id = ?", (event_id,)).fetchone()[0])
+
+    def save_all_ratings(self, event_id: str, ratings: Iterable[tuple[str, str, float, float]], applied: int) -> None:
+        """Replace the event's stored ratings (after a replay took matches out)."""
+        with self.transaction():
+            self.db.execute("DELETE FROM ratings WHERE event_id = ?", (event_id,))
+            self._save_ratings(event_id, ratings, applied)
 
     def finish_event(self, event_id: str) -> None:
         with self.transaction():
@@ -232,13 +529,14 @@ class Store:
         t = outcome.task
         f = outcome.fault
         cur = self.db.execute(
-            "INSERT OR IGNORE INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (t.match_id, t.event_id, t.index, t.deal, t.group, t.seed, json.dumps(list(t.seats)),
              outcome.reason, outcome.winner, json.dumps(list(outcome.scores)),
              json.dumps(list(outcome.ranks)), outcome.rounds,
              None if f is None else f.seat, None if f is None else f.cause.value, None if f is None else f.detail,
              json.dumps({str(k): [round(x, 3) for x in v] for k, v in outcome.decision_ms.items()}),
-             outcome.duration_s, time.time()),
+             outcome.duration_s, time.time(),
+             json.dumps(list(outcome.identities)) if outcome.identities else None, outcome.fault_log or None),
         )
         if cur.rowcount == 0:
             return False
@@ -291,6 +589,10 @@ class Store:
     def match_ids(self, event_ids: Sequence[str] | None = None) -> list[str]:
         sql = "SELECT m.match_id FROM matches m" + _where(event_ids, "m.") + " ORDER BY m.match_id"
         return [r[0] for r in self.db.execute(sql, tuple(event_ids or ()))]
+
+
+def _holder() -> str:
+    return f"pid {os.getpid()} on host {socket.gethostname()}, since {time.strftime('%Y-%m-%d %H:%M:%S')}"
 
 
 def _where(event_ids: Sequence[str] | None, prefix: str = "m.") -> str:

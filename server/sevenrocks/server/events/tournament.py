@@ -1,35 +1,48 @@
 """Running an event: schedule, skip what the database already holds, play, store, rate.
 
-The flow is one way (DESIGN.md): config -> schedule -> executor -> store ->
-ratings. Each finished match is stored with the ratings it leads to in one
-transaction, so stopping at any moment loses at most the matches in flight,
-and running the same event again plays exactly the missing ones.
+The flow is one way: config -> schedule -> executor -> store -> ratings. Each
+finished match is stored with the ratings it leads to in one transaction, so
+stopping at any moment loses at most the matches in flight, and running the same
+event again plays exactly the missing ones.
+
+Before anything is played the stored event is checked: the same schedule, the same
+settings, the same entrants (:mod:`.identity`); ``replay`` names entrants whose
+matches are to be played again under their new identity. During the run the
+executor reports, besides finished matches, matches voided by infrastructure
+faults (noted, played again, never charged) and entrants withdrawn after crashing
+K times in a row (their remaining matches are skipped, and counted as not played).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import itertools
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .config import EventConfig
 from .executor import Executor
-from .outcome import MatchOutcome
+from .identity import digest, entrant_identity
+from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn
 from .ratings import InOrder, RatingBook
-from .schedule import MatchTask, iter_schedule, schedule_fingerprint, schedule_size
+from .schedule import MatchTask, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
 from .store import Store
 
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """What an observer hears after each stored match."""
+    """What an observer hears after each stored match (and each lifecycle report)."""
 
     done: int
     total: int
     leader: str | None
     outcome: MatchOutcome | None
+    #: A voided match, a withdrawal or a skipped match, when that is what happened.
+    report: Report | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EventPlan:
     #: Matches in the schedule.
     total: int
@@ -37,9 +50,37 @@ class EventPlan:
     stored: int
     #: What is left to play, generated lazily in schedule order.
     todo: Iterator[MatchTask]
+    #: Entrants withdrawn (stored, or during this run): their matches are skipped.
+    withdrawn: set[str] = field(default_factory=set)
+    #: Entrant name -> identity digest, stored with every match.
+    digests: dict[str, str] = field(default_factory=dict)
+    #: The event was already finished before this run: nothing was played.
+    was_finished: bool = False
+    #: Matches skipped because an entrant is withdrawn (this run).
+    skipped: int = 0
+    #: Matches voided and played again (this run).
+    voided: int = 0
+    #: Entrants replayed (``replay``) before this run, with their new version.
+    replayed: dict[str, int] = field(default_factory=dict)
 
 
-def plan_event(config: EventConfig, store: Store) -> EventPlan:
+class _InOrder(InOrder):
+    """:class:`InOrder` that can also be told an index will never have a result (a skipped match)."""
+
+    def add(self, index: int, seats: Sequence[str], ranks: Sequence[int]) -> None:
+        self.pending[index] = (seats, ranks)
+        while self.next in self.pending:
+            s, r = self.pending.pop(self.next)
+            if s:
+                self.book.apply(s, r)
+            self.next += 1
+
+
+def identities_of(config: EventConfig) -> dict[str, dict[str, Any]]:
+    return {e.name: entrant_identity(config, e) for e in config.entrants}
+
+
+def plan_event(config: EventConfig, store: Store, replay: Sequence[str] = ()) -> EventPlan:
     """Register the event (or check it matches the stored one) and generate what is left to play.
 
     Nothing here is proportional to the schedule: the size is counted, the
@@ -47,15 +88,35 @@ def plan_event(config: EventConfig, store: Store) -> EventPlan:
     asks for them (only the ids already stored are held, to skip them).
     """
     total = schedule_size(config)
-    store.open_event(config, schedule_fingerprint(config), total)
+    idents = identities_of(config)
+    unknown = [n for n in replay if n not in idents]
+    if unknown:
+        from .store import StoreError
+
+        raise StoreError(f"--replay {unknown[0]}: not an entrant of event {config.name!r}; "
+                         f"entrants: {', '.join(idents)}")
+    known = any(e.event_id == config.name for e in store.events())
+    store.open_event(config, schedule_fingerprint(config), total, idents)
+    replayed: dict[str, int] = {}
+    if known:
+        store.check_identities(config, idents, replay)
+        for name in replay:
+            replayed[name] = store.replay_entrant(config.name, name, idents[name])
+    states = store.entrant_states(config.name)
+    info = next(e for e in store.events() if e.event_id == config.name)
     done = store.done_ids(config.name)
-    return EventPlan(total, len(done), (t for t in iter_schedule(config) if t.match_id not in done))
+    withdrawn = {n for n, st in states.items() if st.withdrawn}
+    plan = EventPlan(total, len(done), iter(()), withdrawn, {n: digest(i) for n, i in idents.items()},
+                     was_finished=info.finished)
+    plan.todo = (t for t in iter_schedule(config) if t.match_id not in done)
+    plan.replayed = replayed
+    return plan
 
 
 def resume_ratings(config: EventConfig, store: Store) -> InOrder:
     """The event's ratings from its stored results: the in-order prefix applied, the rest waiting."""
     book = RatingBook(config.make_ruleset().partnerships, config.ratings.tau, config.ratings.draw_probability)
-    order = InOrder(book)
+    order = _InOrder(book)
     for _event, index, seats, ranks in store.results([config.name]):
         order.add(index, seats, ranks)
     return order
@@ -63,20 +124,53 @@ def resume_ratings(config: EventConfig, store: Store) -> InOrder:
 
 async def run_event(
     config: EventConfig, store: Store, executor: Executor,
-    observe: Callable[[Progress], None] | None = None,
+    observe: Callable[[Progress], None] | None = None, replay: Sequence[str] = (),
 ) -> EventPlan:
     """Play every match of ``config`` not yet in ``store``; returns the plan it followed."""
-    plan = plan_event(config, store)
+    plan = plan_event(config, store, replay)
     order = resume_ratings(config, store)
+    if plan.replayed:  # the replayed entrant's matches left the ratings: store them as they are now
+        store.save_all_ratings(config.name, order.book.rows(), order.next)
     done = plan.stored
-    if observe:
-        observe(Progress(done, plan.total, order.book.leader(), None))
+    if plan.was_finished:
+        if observe:
+            observe(Progress(done, plan.total, order.book.leader(), None))
+        return plan
+    lazy = plan.todo
 
-    def on_result(outcome: MatchOutcome) -> None:
+    def todo() -> Iterator[MatchTask]:
+        for t in lazy:
+            if plan.withdrawn & set(t.seats):
+                skip(t)
+            else:
+                yield t
+
+    def skip(t: MatchTask) -> None:
+        plan.skipped += 1
+        order.add(t.index, (), ())  # keeps the ratings moving past a match that will not be played
+        if observe:
+            observe(Progress(done, plan.total, order.book.leader(), None, Skipped(t)))
+
+    def on_result(report: Report) -> None:
         nonlocal done
+        if isinstance(report, Voided):
+            plan.voided += 1
+            store.void(config.name, report.task.match_id, report.reason)
+        elif isinstance(report, Withdrawn):
+            plan.withdrawn.add(report.entrant)
+            store.withdraw(config.name, report.entrant, report.reason)
+        elif isinstance(report, Skipped):
+            skip(report.task)
+            return
+        if not isinstance(report, MatchOutcome):
+            if observe:
+                observe(Progress(done, plan.total, order.book.leader(), None, report))
+            return
+        outcome = report
         t = outcome.task
         if t.index in order.pending or t.index < order.next:
             return  # already stored: a task run twice counts once
+        outcome = replace(outcome, identities=tuple(plan.digests.get(s, "") for s in t.seats))
         order.add(t.index, t.seats, outcome.ranks)
         if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
             done += 1
@@ -84,7 +178,13 @@ async def run_event(
             observe(Progress(done, plan.total, order.book.leader(), outcome))
 
     if done < plan.total:
-        await executor.run(plan.todo, on_result)
-    if done == plan.total:
+        await executor.run(todo(), on_result)
+    if plan.withdrawn:
+        per_deal = Counter(n for t in itertools.islice(iter_schedule(config), matches_per_deal(config))
+                           for n in set(t.seats))
+        stored = Counter(n for m in store.matches([config.name]) for n in set(m.seats))
+        for name in plan.withdrawn:
+            store.set_not_played(config.name, name, per_deal[name] * config.deals - stored[name])
+    if done + plan.skipped >= plan.total:
         store.finish_event(config.name)
     return plan

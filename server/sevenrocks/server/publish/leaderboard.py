@@ -62,6 +62,16 @@ class DuplicateRow:
     margin_high: float
 
 
+@dataclass(frozen=True, slots=True)
+class Withdrawal:
+    """An entrant withdrawn from an event (its process kept crashing) and what it did not play."""
+
+    event: str
+    name: str
+    reason: str
+    not_played: int
+
+
 @dataclass(slots=True)
 class Leaderboard:
     events: list[str]
@@ -78,6 +88,10 @@ class Leaderboard:
     #: (matches applied, {bot: conservative rating}) through the event.
     history: list[tuple[int, dict[str, float]]]
     tau: float
+    #: Entrants withdrawn for the rest of their event.
+    withdrawn: list[Withdrawal] = field(default_factory=list)
+    #: Voided attempts by reason: infrastructure faults, played again and charged to nobody.
+    voided: dict[str, int] = field(default_factory=dict)
 
     @property
     def partnerships(self) -> bool:
@@ -142,10 +156,26 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         matrix, kind = _pair_matrix(matches), "partnerships"
     else:
         matrix, kind = _bot_matrix(matches), "bots"
+    withdrawn = [Withdrawal(*w) for w in store.withdrawals(ids)]
+    voided = Counter(_void_kind(reason) for _e, _m, reason in store.voided(ids))
     return Leaderboard(
         ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
+        withdrawn, dict(sorted(voided.items())),
     )
+
+
+def _void_kind(reason: str) -> str:
+    """Voided reasons grouped for the table (the database keeps each one in full)."""
+    if "from outside the harness" in reason:
+        return "bot stopped by a signal from outside"
+    if "crash is charged to another match" in reason or "already adjudicated" in reason:
+        return "lost with a bot's crash charged to another match"
+    if "referee shut down" in reason:
+        return "referee shut down"
+    if "stopped by the harness" in reason:
+        return "stopped by the harness"
+    return reason
 
 
 # ---------------------------------------------------------------------- statistics

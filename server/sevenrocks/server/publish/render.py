@@ -60,8 +60,19 @@ COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
 
 def _title(lb: Leaderboard) -> str:
     players = "" if lb.partnerships else f" ({lb.players} players)"
-    return (f"{', '.join(lb.events)}: {lb.ruleset}{players}, {lb.matches} of {lb.scheduled} matches, "
+    unplayed = sum(w.not_played for w in lb.withdrawn)
+    gaps = f" ({unplayed} not played: withdrawn entrants)" if unplayed else ""
+    return (f"{', '.join(lb.events)}: {lb.ruleset}{players}, {lb.matches} of {lb.scheduled} matches{gaps}, "
             f"TrueSkill tau={lb.tau:g}")
+
+
+def lifecycle_lines(lb: Leaderboard) -> list[str]:
+    """Withdrawn entrants and voided matches, one sentence each (every text format shows them)."""
+    lines = [f"WITHDRAWN {w.name}: {w.reason}; {w.not_played} of its matches not played" for w in lb.withdrawn]
+    if lb.voided:
+        lines.append(f"Voided and played again (infrastructure faults, charged to no bot): "
+                     f"{'; '.join(f'{k} {n}' for k, n in lb.voided.items())}")
+    return lines
 
 
 def render_table(lb: Leaderboard) -> str:
@@ -87,6 +98,8 @@ def render_table(lb: Leaderboard) -> str:
             t.add_row(d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
                       _f(d.margin_per_deal, 1), f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}")
         console.print(t)
+    for line in lifecycle_lines(lb):
+        console.print(line)
     return console.export_text()
 
 
@@ -133,6 +146,9 @@ def render_md(lb: Leaderboard) -> str:
             ["first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"],
             [[d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
               _f(d.margin_per_deal, 1), f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}"] for d in lb.duplicates])]
+    extra = lifecycle_lines(lb)
+    if extra:
+        parts += ["\n## Withdrawn and voided\n", "\n".join(f"- {line}" for line in extra)]
     return "\n".join(parts) + "\n"
 
 
@@ -173,7 +189,7 @@ def render_html(lb: Leaderboard) -> str:
     subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)]
     matrix = [[_matrix_cell(lb, a, b) for b in subjects] for a in subjects]
     return env.get_template("leaderboard.html.j2").render(
-        lb=lb, title=_title(lb), columns=COLUMNS, subjects=subjects, matrix=matrix, chart=_chart(lb),
+        lb=lb, title=_title(lb), columns=COLUMNS, lifecycle=lifecycle_lines(lb), subjects=subjects, matrix=matrix, chart=_chart(lb),
         fmt=_f, data_json=json.dumps({"bots": [r.name for r in lb.bots], "pairs": [r.name for r in lb.pairs]}),
     )
 

@@ -7,7 +7,7 @@
 """
 
 from .faults import FaultPolicy, TimeControl
-from .match import RefereeMatch
+from .match import RefereeMatch, RefereeStopped
 from .server import PROTOCOL_VERSION, Referee
 
-__all__ = ["FaultPolicy", "PROTOCOL_VERSION", "Referee", "RefereeMatch", "TimeControl"]
+__all__ = ["FaultPolicy", "PROTOCOL_VERSION", "Referee", "RefereeMatch", "RefereeStopped", "TimeControl"]

@@ -30,9 +30,16 @@ from .wire import framed_for, seat_prefix
 if TYPE_CHECKING:
     from .server import Referee
 
-__all__ = ["MatchRun", "RefereeMatch"]
+__all__ = ["MatchRun", "RefereeMatch", "RefereeStopped"]
 
 log = logging.getLogger(__name__)
+
+
+class RefereeStopped(RuntimeError):
+    """The referee shut down while the match was running: nobody's fault, no result.
+
+    Raised instead of adjudicating the seats whose streams the shutdown closed, so
+    that an executor voids the match and plays it again rather than blaming bots."""
 
 
 @dataclass
@@ -53,6 +60,9 @@ class RefereeMatch:
     strikes: dict[int, int] = field(default_factory=dict)
     #: Rank of each team (0 best).
     ranks: list[int] = field(default_factory=list)
+    #: When (perf_counter) the turn the offender never answered was handed to its stream, if
+    #: its stream was lost during a turn: the oldest such turn is what a dying bot was working on.
+    lost_turn_sent_at: float | None = None
 
 
 class MatchRun:
@@ -70,6 +80,7 @@ class MatchRun:
         self.links: list[SeatLink] = []
         self.book = StrikeBook(referee.fault_policy)
         self.forced: Fault | None = None
+        self.lost_turn_sent_at: float | None = None
         self.decision_ms: dict[int, list[float]] = {s: [] for s in range(ruleset.players)}
         tc = referee.time_control
         self.bank_left: list[int] | None = [tc.bank_ms] * ruleset.players if tc.bank_ms is not None else None
@@ -178,6 +189,8 @@ class MatchRun:
                 answer = Fault(seat, FaultCause.TIMEOUT,
                                f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
         ms = (time.perf_counter() - (pending.sent_at or t0)) * 1000
+        if isinstance(answer, Fault) and answer.cause in (FaultCause.CRASH, FaultCause.DISCONNECT):
+            self.lost_turn_sent_at = pending.sent_at or t0
         if self.bank_left is not None:
             self.bank_left[seat] = max(0, bank - max(0, int(ms) - tc.per_move_ms))
         self.decision_ms[seat].append(ms)
@@ -192,6 +205,7 @@ class MatchRun:
         try:
             self.publish(game.start())
             while not game.over:
+                self._check_stopping()
                 if self.forced is not None:
                     f = self.forced
                     self.publish(game.forfeit(f.seat, f.cause, f.detail))
@@ -202,6 +216,7 @@ class MatchRun:
                     self.publish(game.play(moves[0]), {"auto": "forced"})
                     continue
                 answer, ms = await self.ask(seat, moves)
+                self._check_stopping()
                 if self.forced is not None:
                     continue
                 extra: dict[str, Any] = {"decision_ms": round(ms, 3)} if ms is not None else {}
@@ -229,6 +244,10 @@ class MatchRun:
             self.referee.feed.close(self.feed, game.final_ranks() if game.over else [])
         return self.result()
 
+    def _check_stopping(self) -> None:
+        if self.referee.stopping:
+            raise RefereeStopped(f"the referee shut down during match {self.match_id}")
+
     def result(self) -> RefereeMatch:
         end = self.events[-1]
         assert isinstance(end, MatchEnd)
@@ -237,4 +256,5 @@ class MatchRun:
             record_lines=record_lines(self.header, self.events, self.extras),
             winner=end.winner, scores=end.scores, reason=end.reason.value, offender=end.offender,
             decision_ms=self.decision_ms, strikes=dict(self.book.strikes), ranks=self.game.final_ranks(),
+            lost_turn_sent_at=self.lost_turn_sent_at,
         )

@@ -29,6 +29,17 @@ class ExitProbe(Protocol):
     def returncode(self) -> int | None: ...
 
 
+def exit_detail(probe: ExitProbe) -> str:
+    """How the process behind a lost stream ended, in the words the record carries.
+
+    A probe may describe itself (exit code or signal, and the end of its log);
+    otherwise the exit code is all there is."""
+    describe = getattr(probe, "describe_exit", None)
+    if callable(describe):
+        return str(describe())
+    return f"the bot process exited with code {probe.returncode}"
+
+
 class SeatRegistry:
     """The entrants a referee knows (by token), their open streams, and seat claims."""
 

@@ -27,7 +27,7 @@ from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 from .faults import FaultPolicy, TimeControl
 from .feed import FeedHub, SpectatorService
 from .match import MatchRun, RefereeMatch
-from .seats import ExitProbe, SeatRegistry
+from .seats import ExitProbe, SeatRegistry, exit_detail
 from .session import Session
 from .wire import BadMessage, decode_bot_message
 
@@ -74,6 +74,8 @@ class Referee:
         self._health: health.aio.HealthServicer | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._session_ids = itertools.count(1)
+        #: Set by :meth:`stop`: a match still running then ends with RefereeStopped, blaming nobody.
+        self.stopping = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -111,6 +113,7 @@ class Referee:
 
     async def stop(self, grace: float = 1.0) -> None:
         """Say Goodbye to every bot, let the streams drain, and stop serving."""
+        self.stopping = True
         if self._health is not None:
             await self._health.enter_graceful_shutdown()
         for s in self.seats.all_sessions():
@@ -256,7 +259,7 @@ class Referee:
                 while probe.returncode is None and time.monotonic() < deadline:
                     await asyncio.sleep(0.01)
                 if probe.returncode is not None:
-                    cause, detail = FaultCause.CRASH, f"the bot process exited with code {probe.returncode}"
+                    cause, detail = FaultCause.CRASH, exit_detail(probe)
             session.lost(cause, detail)
 
         if probe is None:

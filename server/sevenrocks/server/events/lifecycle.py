@@ -1,0 +1,409 @@
+"""The lifecycle of launched bots during an event: start, restart after a crash, withdraw, recycle.
+
+Why: a bot that crashes should cost the match it crashed in, not the rest of its
+event. The :class:`Supervisor` owns one process per launched entrant (on top of
+:class:`~..referee.launch.BotProcess`) and decides, for every match that ended
+with a launched bot's fault, what that fault was:
+
+* **a crash** (its process died by itself: an exit code, or a signal such as
+  SIGSEGV): charged to *one* match, the first one adjudicated for that process,
+  with the exit code or signal and the end of its log; every other match the same
+  process was playing at that moment is voided and played again. The bot is
+  restarted before its next match, after a backoff that doubles with each crash
+  in a row. After ``[bots].max_crashes_in_row`` crashes with no match completed
+  between them (or ``max_restarts`` over the event) it is withdrawn: its
+  remaining matches are not played, and the leaderboard says so.
+* **an infrastructure fault** (its process was stopped by SIGINT, SIGTERM or
+  SIGHUP from outside, e.g. Ctrl-C in the terminal reaching the whole process
+  group, or the referee shutting down): the match is voided and played again,
+  never charged. The bot is restarted without counting a crash.
+* anything else (a timeout, an illegal move, a disconnect of a bot that is still
+  running) is the bot's, as the referee adjudicated it.
+
+A bot that exits at once when (re)started is reported at once, not after the
+connect timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sevenrocks.sdk.rules import FaultCause
+
+from .config import EventConfig
+from .outcome import MatchOutcome
+
+#: Signals that come from outside the bot (a terminal, an operator, a supervisor): not a crash.
+OUTSIDE_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+#: How long a faulted match waits for its bot's process to show how it ended.
+EXIT_WAIT_S = 2.0
+#: How long the matches lost with one dead process wait for each other before the crash is charged.
+LOST_WAIT_S = 30.0
+#: The backoff between restarts never grows beyond this.
+MAX_BACKOFF_S = 30.0
+#: Lines and characters of a crashed bot's log kept with its fault.
+LOG_TAIL_LINES = 5
+LOG_TAIL_CHARS = 600
+
+
+def describe_returncode(code: int | None) -> str:
+    """``exited with code 3`` / ``was killed by signal SIGSEGV (11)``."""
+    if code is None:
+        return "is still running"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"was killed by signal {name} ({-code})"
+    return f"exited with code {code}"
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES, chars: int = LOG_TAIL_CHARS) -> str:
+    """The last lines of a bot's log (what a crash usually printed)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 8192))
+            text = f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    tail = "\n".join(line.rstrip() for line in text.splitlines()[-lines:] if line.strip())
+    return tail[-chars:]
+
+
+class LaunchedBot:
+    """One process of one entrant (one *generation*), as the referee probes it."""
+
+    def __init__(self, proc: Any, log_path: Path, generation: int) -> None:
+        self.proc = proc
+        self.log_path = log_path
+        self.generation = generation
+        self.started = time.monotonic()
+        #: Stopped on purpose (recycled or at the end): its exit is nobody's fault.
+        self.retired = False
+
+    @property
+    def returncode(self) -> int | None:
+        code: int | None = self.proc.returncode
+        return code
+
+    @property
+    def pid(self) -> int | None:
+        pid: int | None = self.proc.pid
+        return pid
+
+    def outside_signal(self) -> bool:
+        code = self.returncode
+        return code is not None and code < 0 and -code in {s.value for s in OUTSIDE_SIGNALS}
+
+    def describe_exit(self) -> str:
+        """What the referee writes as the fault's detail when this process's stream is lost."""
+        return f"the bot process {describe_returncode(self.returncode)}"
+
+    async def exited(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while self.returncode is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        return self.returncode
+
+
+@dataclass
+class Slot:
+    """Everything the supervisor knows of one launched entrant."""
+
+    name: str
+    command: tuple[str, ...]
+    env: Mapping[str, str]
+    token: str
+    log_path: Path
+    bot: LaunchedBot | None = None
+    generation: int = 0
+    crashes_in_row: int = 0
+    restarts: int = 0
+    withdrawn: str | None = None
+    #: Generations whose crash was charged to a match (the others' matches are voided).
+    charged: set[int] = field(default_factory=set)
+    #: Generations whose death has been counted (charged, voided or seen between matches).
+    accounted: set[int] = field(default_factory=set)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    next_start: float = 0.0
+    #: Every process this entrant had, by generation (how an old one ended is still known).
+    bots: dict[int, LaunchedBot] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What to do with a finished match: store it, or void it (``void`` says why)."""
+
+    void: str | None = None
+    #: Entrants withdrawn by this match's crash.
+    withdrawn: tuple[tuple[str, str], ...] = ()
+    #: The end of the crashed bot's log, stored with the fault.
+    fault_log: str = ""
+
+
+class StartFailed(RuntimeError):
+    """A bot process exited (or stayed silent) before connecting to the referee."""
+
+
+class Supervisor:
+    """Starts, restarts, recycles and withdraws the launched entrants of one event on one referee."""
+
+    def __init__(self, config: EventConfig, referee: Any, target: str, tokens: Mapping[str, str],
+                 log_dir: Path, launch: Callable[..., Any] | None = None) -> None:
+        self.config = config
+        self.referee = referee
+        self.target = target
+        self.slots: dict[str, Slot] = {}
+        for e in config.entrants:
+            if e.command is not None:
+                self.slots[e.name] = Slot(e.name, e.command, dict(e.env), tokens[e.name], log_dir / f"{e.name}.log")
+        self._launch = launch
+        #: Set once the event is stopping: nothing is restarted any more.
+        self.closing = False
+        #: (entrant, generation) -> matches started with that process and not yet adjudicated.
+        self._running: dict[tuple[str, int], int] = {}
+        #: (entrant, generation) -> matches lost with that dead process, waiting to be judged together.
+        self._lost: dict[tuple[str, int], list[tuple[MatchOutcome, asyncio.Future[Verdict]]]] = {}
+
+    # ------------------------------------------------------------------ starting
+
+    def _spawn(self, slot: Slot) -> LaunchedBot:
+        if slot.bot is not None:
+            slot.bot.retired = slot.bot.retired or slot.bot.returncode is None
+            slot.bot.proc.terminate()  # gone already (or stuck): reaps it and closes its log
+        if self._launch is not None:
+            proc = self._launch(slot)
+        else:
+            from ..referee.launch import BotProcess
+
+            proc = BotProcess().start(list(slot.command), self.target, slot.token, slot.log_path,
+                                      entrant=slot.name, env=dict(slot.env))
+        slot.generation += 1
+        bot = LaunchedBot(proc, slot.log_path, slot.generation)
+        slot.bot = slot.bots[slot.generation] = bot
+        self.referee.attach_process(slot.name, bot)
+        return bot
+
+    async def start_all(self, timeout: float) -> list[str]:
+        """Start every launched entrant; return the names that did not connect.
+
+        Returns as soon as every entrant is connected, or as soon as one launched
+        process has exited (a known-bad start is reported at once), or at ``timeout``.
+        """
+        for slot in self.slots.values():
+            self._spawn(slot)
+        names = [e.name for e in self.config.entrants]
+        deadline = time.monotonic() + timeout
+        while True:
+            connected = self.referee.connected()
+            missing = [n for n in names if n not in connected]
+            dead = [n for n in missing if n in self.slots and self.slots[n].bot is not None
+                    and self.slots[n].bot.returncode is not None]  # type: ignore[union-attr]
+            if not missing or dead or time.monotonic() >= deadline:
+                return missing
+            await asyncio.sleep(0.02)
+
+    def process(self, name: str) -> Any:
+        slot = self.slots.get(name)
+        return None if slot is None or slot.bot is None else slot.bot.proc
+
+    def generations(self, names: Iterable[str]) -> dict[str, int]:
+        return {n: self.slots[n].generation for n in names if n in self.slots}
+
+    def withdrawn(self) -> set[str]:
+        return {n for n, s in self.slots.items() if s.withdrawn}
+
+    async def ready(self, names: Sequence[str]) -> list[tuple[str, str]]:
+        """Make sure every launched entrant of ``names`` has a live, connected process.
+
+        A dead one is restarted (after its backoff); a start that fails counts as a
+        crash in a row. Returns the entrants withdrawn meanwhile, with the reason.
+        """
+        out: list[tuple[str, str]] = []
+        for name in dict.fromkeys(names):
+            slot = self.slots.get(name)
+            if slot is None or slot.withdrawn:
+                continue
+            async with slot.lock:
+                while not slot.withdrawn and not self.closing:
+                    bot = slot.bot
+                    if bot is not None and bot.returncode is None:
+                        break
+                    if bot is not None and bot.generation not in slot.accounted:
+                        # Died between matches (or its match has not been adjudicated yet).
+                        slot.accounted.add(bot.generation)
+                        if not bot.retired and not bot.outside_signal():
+                            reason = self._crashed(slot, f"its process {describe_returncode(bot.returncode)} "
+                                                         "between matches")
+                            if reason:
+                                out.append((name, reason))
+                                break
+                    reason = await self._restart(slot)
+                    if reason:
+                        out.append((name, reason))
+        return out
+
+    async def _restart(self, slot: Slot) -> str | None:
+        """Start a new process for ``slot`` and wait for it to connect; a withdrawal reason if it cannot."""
+        if slot.restarts >= self.config.bots.max_restarts:
+            slot.withdrawn = (f"withdrawn: {slot.restarts} restarts used (the limit, [bots].max_restarts = "
+                              f"{self.config.bots.max_restarts})")
+            return slot.withdrawn
+        wait = slot.next_start - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        slot.restarts += 1
+        bot = self._spawn(slot)
+        deadline = time.monotonic() + self.config.time.connect_timeout_s
+        while time.monotonic() < deadline:
+            if slot.name in self.referee.connected() and bot.returncode is None:
+                return None
+            if bot.returncode is not None:
+                break
+            await asyncio.sleep(0.02)
+        if bot.returncode is None:
+            bot.retired = True
+            await asyncio.to_thread(bot.proc.terminate)
+        slot.accounted.add(bot.generation)
+        how = describe_returncode(bot.returncode) if not bot.retired else \
+            f"did not connect within {self.config.time.connect_timeout_s:g} s"
+        tail = log_tail(slot.log_path)
+        return self._crashed(slot, f"its restarted process {how}" + (f"; its log ends: {tail}" if tail else ""))
+
+    def _crashed(self, slot: Slot, what: str) -> str | None:
+        """Count a crash in a row; returns the withdrawal reason when it is one too many."""
+        slot.crashes_in_row += 1
+        k = self.config.bots.max_crashes_in_row
+        backoff = min(MAX_BACKOFF_S, self.config.bots.restart_backoff_s * 2 ** (slot.crashes_in_row - 1))
+        slot.next_start = time.monotonic() + backoff
+        if slot.crashes_in_row >= k:
+            slot.withdrawn = f"withdrawn after {slot.crashes_in_row} crashes in a row (the last: {what})"
+            return slot.withdrawn
+        return None
+
+    # ------------------------------------------------------------------ adjudicating
+
+    def begin(self, names: Iterable[str]) -> dict[str, int]:
+        """A match with these entrants starts: the generation of each launched one's process."""
+        gens = self.generations(set(names))
+        for key in gens.items():
+            self._running[key] = self._running.get(key, 0) + 1
+        return gens
+
+    def end(self, generations: Mapping[str, int]) -> None:
+        """A match that :meth:`begin` counted is adjudicated (or stopped)."""
+        for key in generations.items():
+            self._running[key] = self._running.get(key, 1) - 1
+            self._resolve(key)
+
+    async def judge(self, outcome: MatchOutcome, generations: Mapping[str, int]) -> Verdict:
+        """Decide whether a finished match is stored or voided (see the module docstring).
+
+        Every match lost with one dead process is judged together, once all of them
+        are in: the crash is charged to the one whose unanswered turn is the oldest
+        (what the bot was working on when it died); the others are voided.
+        """
+        seats = outcome.task.seats
+        fault = outcome.fault
+        try:
+            if fault is None:
+                for name in set(seats):
+                    slot = self.slots.get(name)
+                    if slot is not None and slot.bot is not None and slot.bot.generation == generations.get(name):
+                        slot.crashes_in_row = 0
+                return Verdict()
+            name = seats[fault.seat]
+            slot = self.slots.get(name)
+            if slot is None or fault.cause not in (FaultCause.CRASH, FaultCause.DISCONNECT):
+                return Verdict()
+            gen = generations[name]
+            bot = slot.bots[gen]
+            if fault.cause is FaultCause.CRASH and "reported an error" in fault.detail and bot.returncode is None:
+                return Verdict()  # the bot said it failed (BotError); its process plays on
+            code = await bot.exited(EXIT_WAIT_S)
+            if code is None:
+                return Verdict()  # a live bot that dropped its stream: the referee's disconnect stands
+            if bot.retired or self.closing:
+                return Verdict(void=f"{name}'s process was stopped by the harness during the match")
+            if bot.outside_signal():
+                slot.accounted.add(gen)
+                return Verdict(void=f"{name}'s process {describe_returncode(code)} from outside the harness "
+                                    "(not a crash: nobody is charged)")
+            fut: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+            self._lost.setdefault((name, gen), []).append((outcome, fut))
+        finally:
+            self.end(generations)
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), LOST_WAIT_S)
+        except TimeoutError:  # a match of that process never reported: decide with what is in
+            self._decide((name, gen))
+            return await fut
+
+    def _resolve(self, key: tuple[str, int]) -> None:
+        if self._running.get(key, 0) <= 0 and self._lost.get(key):
+            self._decide(key)
+
+    def _decide(self, key: tuple[str, int]) -> None:
+        name, gen = key
+        lost = [x for x in self._lost.pop(key, []) if not x[1].done()]
+        if not lost:
+            return
+        slot = self.slots[name]
+        first = None
+        if gen not in slot.charged:
+            first = min(lost, key=lambda x: (x[0].lost_turn_sent_at is None, x[0].lost_turn_sent_at or 0.0))
+            slot.charged.add(gen)
+            slot.accounted.add(gen)
+            bot = slot.bot
+            how = describe_returncode(bot.returncode if bot is not None and bot.generation == gen else None)
+            reason = self._crashed(slot, f"its process {how}")
+            first[1].set_result(Verdict(withdrawn=((name, reason),) if reason else (),
+                                        fault_log=log_tail(slot.log_path)))
+        for _outcome, fut in lost:
+            if first is None or fut is not first[1]:
+                fut.set_result(Verdict(void=f"lost with {name}'s crashed process, whose crash is charged "
+                                            "to another match"))
+
+    # ------------------------------------------------------------------ recycling and stopping
+
+    async def recycle(self, names: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """Give every (or each named) live entrant a fresh process: no memory carried over."""
+        chosen = [self.slots[n] for n in (names or self.slots) if n in self.slots]
+        await asyncio.gather(*(self._retire(s) for s in chosen if not s.withdrawn))
+        out: list[tuple[str, str]] = []
+        for s in chosen:
+            if not s.withdrawn and not self.closing:
+                async with s.lock:
+                    s.restarts -= 1  # a planned restart is not on the crash budget
+                    reason = await self._restart(s)
+                if reason:
+                    out.append((s.name, reason))
+        return out
+
+    async def _retire(self, slot: Slot) -> None:
+        bot = slot.bot
+        if bot is None:
+            return
+        bot.retired = True
+        slot.accounted.add(bot.generation)
+        for session in list(self.referee.sessions.get(slot.name, ())):
+            session.close(goodbye="a fresh bot process plays the next matches")
+        if await bot.exited(2.0) is None:
+            await asyncio.to_thread(bot.proc.terminate)
+
+    async def close(self) -> None:
+        self.closing = True
+        for slot in self.slots.values():
+            if slot.bot is not None:
+                slot.bot.retired = True
+        await asyncio.gather(*(asyncio.to_thread(s.bot.proc.terminate) for s in self.slots.values()
+                               if s.bot is not None))
