@@ -47,7 +47,7 @@ try:
     from distributed import WorkerPlugin as _PluginBase
 except ImportError:  # Dask is optional (the ``cluster`` extra): ClusterExecutor.run says how to get it
     _PluginBase = object  # type: ignore[misc,assignment]
-from .executor import EntrantsUnreachable, OnResult, _unreachable_message, outcome_of
+from .executor import EntrantsUnreachable, OnResult, _unreachable_message, outcome_of, phases
 from .outcome import MatchOutcome
 from .schedule import MatchTask
 
@@ -344,28 +344,45 @@ class ClusterExecutor:
         key = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', self.config.name)}-{secrets.token_hex(4)}"
         spec = ArenaSpec(key, self.config, str(self.log_dir) if self.log_dir is not None else None)
         await client.register_plugin(ArenaPlugin(key), name=f"sevenrocks-arena-{key}")
+        fresh = self.config.bots.fresh_process
         try:
             slots = max(1, await _threads(client) * self.prefetch)
-            pending = iter(tasks)
-
-            def submit(task: MatchTask) -> Any:
-                return client.submit(play_task, task, spec, key=f"match-{key}-{task.match_id}",
-                                     pure=False, retries=self.retries)
-
-            first = [submit(t) for _, t in zip(range(slots), pending)]
-            queue = as_completed(first, with_results=False)
-            async for future in queue:
-                outcome: MatchOutcome = await future
-                future.release()
-                on_result(outcome)
-                nxt = next(pending, None)
-                if nxt is not None:
-                    queue.add(submit(nxt))
+            for batch in phases(tasks, fresh):
+                await self._run_batch(client, as_completed, spec, slots, batch, on_result)
+                if fresh != "never":
+                    # Every worker's arena (referee and bots) is closed: the next batch starts fresh
+                    # processes, so no bot process plays two matches of one duplicate group.
+                    await client.run(_close_arena_soon, key, on_error="ignore")
         finally:
             try:
                 await client.unregister_worker_plugin(f"sevenrocks-arena-{key}")
             except Exception:  # workers gone already: their atexit hook closed the arenas
                 pass
+
+    async def _run_batch(self, client: Any, as_completed: Any, spec: ArenaSpec, slots: int,
+                         tasks: Iterable[MatchTask], on_result: OnResult) -> None:
+        pending = iter(tasks)
+
+        def submit(task: MatchTask) -> Any:
+            return client.submit(play_task, task, spec, key=f"match-{spec.key}-{task.match_id}",
+                                 pure=False, retries=self.retries)
+
+        first = [submit(t) for _, t in zip(range(slots), pending)]
+        if not first:
+            return
+        queue = as_completed(first, with_results=False)
+        async for future in queue:
+            outcome: MatchOutcome = await future
+            future.release()
+            on_result(outcome)
+            nxt = next(pending, None)
+            if nxt is not None:
+                queue.add(submit(nxt))
+
+
+async def _close_arena_soon(key: str) -> None:
+    """Run on every worker by ``client.run``: close its arena off the worker's event loop."""
+    await asyncio.to_thread(close_arena, key)
 
 
 async def _threads(client: Any) -> int:
