@@ -92,9 +92,23 @@ def test_unreachable_bots_are_named_with_their_logs(tmp_path: Path) -> None:
     with pytest.raises(EntrantsUnreachable) as e:
         grpc_event(tmp_path, cfg)
     msg = str(e.value)
-    assert "2 entrant(s) did not connect" in msg
+    # Reported as soon as the broken bot exits, without waiting out the connect timeout.
+    assert msg.startswith("1 entrant(s) exited before connecting")
     assert "broken" in msg and "exited with code 4" in msg and "cannot find my weights" in msg
-    assert "visitor: remote" in msg and "greedy" not in msg.split("\n", 1)[1]
+    assert "not connected yet at that moment:" in msg and "visitor" in msg.splitlines()[-2]
+
+
+def test_a_remote_entrant_that_never_comes_is_named_after_the_timeout(tmp_path: Path) -> None:
+    cfg = parse_config({
+        "event": {"name": "lost", "format": "self", "deals": 1},
+        "entrants": [{"name": "greedy", "bot": "greedy"}, {"name": "visitor", "remote": True, "token": "visitor-secret"}],
+        "time": {"connect_timeout_s": 10},
+    }, "<test>")
+    with pytest.raises(EntrantsUnreachable) as e:
+        grpc_event(tmp_path, cfg)
+    msg = str(e.value)
+    assert msg.startswith("1 entrant(s) did not connect") and "visitor: remote" in msg
+    assert "greedy" not in msg.split("\n", 1)[1]
 
 
 def run_cli(*args: str) -> tuple[int, str]:

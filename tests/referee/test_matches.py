@@ -55,7 +55,7 @@ def test_a_bot_on_the_generated_stubs_alone_plays_a_match(tmp_path: Path) -> Non
 def test_sevenrocks_match_command_writes_a_verified_record(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "sevenrocks.server.cli", "match", "--ruleset", "fives",
-         "--seat", "greedy", "--seat", "random", "--seat", "python -m sevenrocks.bots.random",
+         "--seat", "greedy", "--seat", "random", "--seat", f"{sys.executable} -m sevenrocks.bots.random",
          "--seed", "4", "--records", str(tmp_path)],
         capture_output=True, text=True, timeout=120,
     )

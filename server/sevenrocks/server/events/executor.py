@@ -209,9 +209,15 @@ def _rounds(events: Sequence[Any]) -> int:
 
 
 def _unreachable_message(cfg: EventConfig, missing: list[str], procs: dict[str, Any], log_dir: Path, target: str) -> str:
-    lines = [f"{len(missing)} entrant(s) did not connect to the referee at {target} "
-             f"within {cfg.time.connect_timeout_s:g}s:"]
-    for name in missing:
+    dead = [n for n in missing if procs.get(n) is not None and not procs[n].alive]
+    if dead:  # reported as soon as a process exits: the others may just be slow to start
+        lines = [f"{len(dead)} entrant(s) exited before connecting to the referee at {target}:"]
+        shown = dead
+    else:
+        lines = [f"{len(missing)} entrant(s) did not connect to the referee at {target} "
+                 f"within {cfg.time.connect_timeout_s:g}s:"]
+        shown = missing
+    for name in shown:
         e = cfg.entrant(name)
         if e.remote:
             lines.append(f"  {name}: remote; start it with SEVENROCKS_REFEREE={target} and its token")
@@ -225,6 +231,9 @@ def _unreachable_message(cfg: EventConfig, missing: list[str], procs: dict[str, 
             log = log_dir / f"{name}.log"
             tail = _tail(log)
             lines.append(f"  {name}: `{e.describe()}` {state}; log {log}" + (f":\n{tail}" if tail else ""))
+    others = [n for n in missing if n not in shown]
+    if others:
+        lines.append(f"  (not connected yet at that moment: {', '.join(others)})")
     lines.append("Check the commands run on their own, or raise [time].connect_timeout_s.")
     return "\n".join(lines)
 
