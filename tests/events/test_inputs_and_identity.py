@@ -33,6 +33,8 @@ HERE = Path(__file__).parent
 
 
 def tournament(*args: str) -> tuple[int, str]:
+    if "--out" not in args:  # never the default folder in the working directory
+        args = (*args, "--out", str(Path(args[args.index("--db") + 1]).parent / "out")) if "--db" in args else args
     r = CliRunner().invoke(cli, ["tournament", *args, "--quiet"])
     return r.exit_code, r.output
 

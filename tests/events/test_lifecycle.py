@@ -340,3 +340,22 @@ def test_no_bot_process_plays_two_matches_of_one_duplicate_group(tmp_path: Path,
                 assert pids[0] != pids[1], (entrant, ids, pids)  # each match of the group on its own process
             else:
                 assert pids[0] == pids[1]  # one process for the event: the check above can fail
+
+
+def test_phases_put_the_matches_of_a_duplicate_group_in_different_batches() -> None:
+    from sevenrocks.server.events.executor import phases
+    from sevenrocks.server.events.schedule import build_schedule
+
+    from .conftest import bots, config_of
+
+    for cfg in (config_of(bots("a", "b", "c", "d"), deals=3),
+                config_of(bots("a", "b", "c"), ruleset="fives", players=3, format="seatings", deals=2)):
+        tasks = build_schedule(cfg)
+        batches = [list(b) for b in phases(iter(tasks), "duplicates")]
+        assert sorted(t.index for b in batches for t in b) == list(range(len(tasks)))
+        for b in batches:
+            assert len({t.group for t in b}) == len(b) and len({t.deal for t in b}) == 1
+        per_group = max(sum(1 for t in tasks if t.group == tasks[0].group), 1)
+        assert len(batches) == cfg.deals * per_group
+        assert [list(b) for b in phases(iter(tasks), "always")] == [[t] for t in tasks]
+        assert list(next(iter(phases(iter(tasks), "never")))) == tasks

@@ -16,7 +16,7 @@ from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
 from ..referee.launch import LaunchError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, write_all
-from ..events.store import Store, StoreError, explain
+from ..events.store import Store, StoreError, check_db_path, explain
 from ..events.tournament import EventPlan, run_event
 
 
@@ -92,6 +92,10 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise BadInput(str(e)) from None
     if concurrency is not None:
         config = dataclasses.replace(config, concurrency=concurrency)
+    try:
+        check_db_path(db_path)  # before --out is made: a bad --db leaves nothing behind
+    except StoreError as e:
+        raise BadInput(str(e)) from None
     check_out_dir(out_dir)
     try:
         store = Store(db_path, writer=True)

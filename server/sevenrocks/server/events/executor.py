@@ -81,6 +81,8 @@ class LocalExecutor:
     announce: Callable[[str], None] | None = None
     #: Set while running: the supervisor of the launched bots (tests look at it).
     supervisor: Any = None
+    #: Entrants withdrawn earlier in the event (set by :func:`run_event`): not started.
+    withdrawn: set[str] = dataclasses.field(default_factory=set)
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         from ..referee import FaultPolicy, Referee, RefereeStopped, TimeControl
@@ -102,7 +104,7 @@ class LocalExecutor:
             self.announce(f"referee listening on {host}:{port}; waiting up to {cfg.time.connect_timeout_s:g}s "
                           f"for remote entrants: {', '.join(remote)} (SEVENROCKS_REFEREE=<this host>:{port})")
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        sup = self.supervisor = Supervisor(cfg, referee, target, tokens, self.log_dir)
+        sup = self.supervisor = Supervisor(cfg, referee, target, tokens, self.log_dir, withdrawn=self.withdrawn)
         try:
             missing = await sup.start_all(cfg.time.connect_timeout_s)
             if missing:

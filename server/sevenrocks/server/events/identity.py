@@ -19,8 +19,8 @@ What "what it runs" means, checked without running anything:
   interpreter, which is recorded by version (a bot is not a different bot because
   the interpreter was rebuilt).
 
-A remote entrant runs elsewhere: its identity is its token's digest (a new token is
-a new bot) and the event settings.
+A remote entrant runs elsewhere, out of sight: its identity is only the event
+settings (its token is a secret and is never stored, not even hashed).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def entrant_identity(config: EventConfig, entrant: Entrant) -> dict[str, Any]:
     """The identity of ``entrant`` in ``config`` as plain data (what the store keeps)."""
     ident: dict[str, Any] = {"settings": settings_of(config), "env": dict(entrant.env)}
     if entrant.command is None:
-        ident["remote"] = hashlib.sha256((entrant.token or "").encode()).hexdigest()[:16]
+        ident["remote"] = True
         return ident
     ident["command"] = list(entrant.command)
     ident["content"] = command_content(entrant.command)

@@ -150,15 +150,18 @@ class Verdict:
     fault_log: str = ""
 
 
-class StartFailed(RuntimeError):
-    """A bot process exited (or stayed silent) before connecting to the referee."""
+class _NoSlot:
+    withdrawn = None
+
+
+_NONE = _NoSlot()
 
 
 class Supervisor:
     """Starts, restarts, recycles and withdraws the launched entrants of one event on one referee."""
 
     def __init__(self, config: EventConfig, referee: Any, target: str, tokens: Mapping[str, str],
-                 log_dir: Path, launch: Callable[..., Any] | None = None) -> None:
+                 log_dir: Path, launch: Callable[..., Any] | None = None, withdrawn: Iterable[str] = ()) -> None:
         self.config = config
         self.referee = referee
         self.target = target
@@ -166,6 +169,9 @@ class Supervisor:
         for e in config.entrants:
             if e.command is not None:
                 self.slots[e.name] = Slot(e.name, e.command, dict(e.env), tokens[e.name], log_dir / f"{e.name}.log")
+        for name in withdrawn:  # withdrawn in an earlier run: not started again
+            if name in self.slots:
+                self.slots[name].withdrawn = "withdrawn earlier in the event"
         self._launch = launch
         #: Set once the event is stopping: nothing is restarted any more.
         self.closing = False
@@ -200,8 +206,9 @@ class Supervisor:
         process has exited (a known-bad start is reported at once), or at ``timeout``.
         """
         for slot in self.slots.values():
-            self._spawn(slot)
-        names = [e.name for e in self.config.entrants]
+            if not slot.withdrawn:
+                self._spawn(slot)
+        names = [e.name for e in self.config.entrants if not self.slots.get(e.name, _NONE).withdrawn]
         deadline = time.monotonic() + timeout
         while True:
             connected = self.referee.connected()

@@ -8,6 +8,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from .outcome import Withdrawn
 from .tournament import Progress as EventProgress
 
 
@@ -49,3 +50,9 @@ class EventBar:
         elapsed = time.monotonic() - self.started
         rate = f"{played / elapsed:.2f} matches/s" if played and elapsed > 0 else "… matches/s"
         self.bar.update(self.task, total=p.total, completed=p.done, rate=rate, leader=p.leader or "–")
+        o = p.outcome
+        if o is not None and o.fault is not None and o.fault.detail.startswith("the bot process"):
+            self.console.print(f"{o.task.match_id}: {o.task.seats[o.fault.seat]} crashed ({o.fault.detail}); "
+                               "it is restarted for its next match")
+        if isinstance(p.report, Withdrawn):
+            self.console.print(f"[bold]{p.report.entrant}[/bold] {p.report.reason}")

@@ -153,7 +153,7 @@ def explain(e: sqlite3.Error, path: Path) -> str:
     return f"{path}: database error: {text}"
 
 
-def check_db_path(path: Path) -> None:
+def check_db_path(path: Path, writer: bool = True) -> None:
     """Refuse, before anything is created, a --db that cannot be a sevenrocks database.
 
     A missing or read-only folder, a folder given as the file, a read-only file, and
@@ -166,10 +166,10 @@ def check_db_path(path: Path) -> None:
     if not folder.is_dir():
         raise StoreError(f"--db {path}: the folder {folder} does not exist; create it or choose another path")
     if not path.exists():
-        if not os.access(folder, os.W_OK | os.X_OK):
+        if writer and not os.access(folder, os.W_OK | os.X_OK):
             raise StoreError(f"--db {path}: cannot create a file in {folder} (not writable); choose a writable folder")
         return
-    if not os.access(path, os.R_OK | os.W_OK) or not os.access(folder, os.W_OK | os.X_OK):
+    if writer and (not os.access(path, os.R_OK | os.W_OK) or not os.access(folder, os.W_OK | os.X_OK)):
         raise StoreError(f"--db {path}: the file or its folder is read-only (SQLite needs to write both); "
                          "copy it somewhere writable to resume, or use `sevenrocks leaderboard` to read it")
     if path.stat().st_size == 0:
@@ -248,7 +248,7 @@ class Store:
         """
         self.path = Path(path)
         self._lock_fd: int | None = None
-        check_db_path(self.path)
+        check_db_path(self.path, writer)
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0)
         except sqlite3.Error as e:

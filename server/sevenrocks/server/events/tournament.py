@@ -178,6 +178,8 @@ async def run_event(
             observe(Progress(done, plan.total, order.book.leader(), outcome))
 
     if done < plan.total:
+        if hasattr(executor, "withdrawn"):  # an executor that launches bots: not those withdrawn before
+            executor.withdrawn = set(plan.withdrawn)
         await executor.run(todo(), on_result)
     if plan.withdrawn:
         per_deal = Counter(n for t in itertools.islice(iter_schedule(config), matches_per_deal(config))
