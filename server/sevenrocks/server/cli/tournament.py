@@ -186,6 +186,9 @@ def summary(config: EventConfig, plan: EventPlan, db_path: Path) -> list[str]:
     for name, version in plan.replayed.items():
         lines.append(f"replayed {name}: its matches were played again as {name}@{version} "
                      "(the earlier results are kept as history)")
+    for match_id, name, detail, log in plan.crashes:
+        tail = f"; its log ends: {log.splitlines()[-1]}" if log else ""
+        lines.append(f"{name} crashed in {match_id} ({detail}){tail}: that match is its forfeit")
     for name in sorted(plan.withdrawn):
         lines.append(f"{name} is withdrawn from the event; its remaining matches were not played "
                      f"({plan.skipped} skipped in this run)")

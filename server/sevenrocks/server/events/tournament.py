@@ -62,6 +62,8 @@ class EventPlan:
     voided: int = 0
     #: Entrants replayed (``replay``) before this run, with their new version.
     replayed: dict[str, int] = field(default_factory=dict)
+    #: Crashes charged in this run: (match id, entrant, detail, the end of its log).
+    crashes: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
 class _InOrder(InOrder):
@@ -174,6 +176,9 @@ async def run_event(
         order.add(t.index, t.seats, outcome.ranks)
         if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
             done += 1
+            f = outcome.fault
+            if f is not None and outcome.fault_log is not None and f.detail.startswith("the bot process"):
+                plan.crashes.append((t.match_id, t.seats[f.seat], f.detail, outcome.fault_log))
         if observe:
             observe(Progress(done, plan.total, order.book.leader(), outcome))
 
