@@ -1,0 +1,77 @@
+"""``verify`` reads what docs/records.md allows: unknown keys at every level, any round cap,
+forfeits at any point after ``match_start``. Each corruption is still caught."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sevenrocks.sdk.rules import FaultCause, GameState, make_ruleset
+from sevenrocks.sdk.rules.events import Event
+from sevenrocks.sdk.rules.records import header_for, record_lines
+from sevenrocks.sdk.rules.replay import verify_lines
+
+from .helpers import random_match
+
+Lines = list[dict[str, Any]]
+
+
+def as_dicts(lines: list[str]) -> Lines:
+    return [json.loads(x) for x in lines]
+
+
+def problems(lines: Lines) -> list[str]:
+    return [f"{d.line}: {d.message}" for d in verify_lines(json.dumps(x) for x in lines)]
+
+
+# --- unknown keys inside nested objects ------------------------------------------
+
+def test_unknown_keys_inside_nested_objects_are_ignored() -> None:
+    seven = as_dicts(random_match("seven-rocks", None, 2)[2])
+    fives = as_dicts(random_match("fives", 3, 2)[2])
+    touched = set()
+    for x in seven + fives:
+        if x["event"] == "play" and x["port"] is not None:
+            x["port"]["glyph"] = "◧"
+            touched.add("port")
+        if x["event"] == "round_end" and "settlement" in x:
+            for s in x["settlement"]:
+                s["hand_ms"] = 3
+            touched.add("settlement")
+        if x["event"] == "round_end" and x.get("bonus") is not None:
+            x["bonus"]["from"] = [0, 1]
+            touched.add("bonus")
+        x["writer"] = {"name": "other", "version": 2}
+    assert touched == {"port", "settlement", "bonus"}
+    assert problems(seven) == []
+    assert problems(fives) == []
+
+
+def test_a_wrong_value_inside_a_nested_object_is_still_caught() -> None:
+    lines = as_dicts(random_match("seven-rocks", None, 2)[2])
+    i = next(i for i, x in enumerate(lines) if x["event"] == "round_end")
+    lines[i]["settlement"][1]["note"] = "extra"
+    lines[i]["settlement"][1]["points"] -= 5
+    assert any(p.startswith(f"{i + 1}: settlement") for p in problems(lines))
+    j = next(i for i, x in enumerate(lines) if x["event"] == "play" and x["port"])
+    lines = as_dicts(random_match("seven-rocks", None, 2)[2])
+    del lines[j]["port"]["side"]
+    assert any(p.startswith(f"{j + 1}: ") for p in problems(lines))
+
+
+def forfeit_record(seed: int = 4) -> Lines:
+    rs = make_ruleset()
+    g = GameState(rs, seed=seed)
+    events: list[Event] = g.start()
+    for _ in range(5):
+        events += g.play(g.legal_moves()[0])
+    events += g.forfeit(1, FaultCause.DISCONNECT, "stream closed")
+    return as_dicts(record_lines(header_for("ff", rs, seed, ["a", "b", "c", "d"]), events))
+
+
+def test_unknown_keys_in_the_offender_are_ignored() -> None:
+    lines = forfeit_record()
+    lines[-1]["offender"]["exit_code"] = -9
+    assert problems(lines) == []
+    lines[-1]["offender"]["seat"] = 0   # team 0 offends, so team 1 should win: caught
+    assert problems(lines) != []
