@@ -4,9 +4,10 @@ forfeits at any point after ``match_start``. Each corruption is still caught."""
 from __future__ import annotations
 
 import json
-from typing import Any
+import random
+from typing import Any, Callable
 
-from sevenrocks.sdk.rules import FaultCause, GameState, make_ruleset
+from sevenrocks.sdk.rules import FaultCause, GameState, Ruleset, make_ruleset
 from sevenrocks.sdk.rules.events import Event
 from sevenrocks.sdk.rules.records import header_for, record_lines
 from sevenrocks.sdk.rules.replay import verify_lines
@@ -75,3 +76,52 @@ def test_unknown_keys_in_the_offender_are_ignored() -> None:
     assert problems(lines) == []
     lines[-1]["offender"]["seat"] = 0   # team 0 offends, so team 1 should win: caught
     assert problems(lines) != []
+
+
+# --- round_cap: optional, default 200, inferred from a round_cap ending -----------
+
+def played(rs: Ruleset, seed: int, until: Callable[[GameState], bool]) -> tuple[GameState, list[Event]]:
+    """A seeded random-policy match of ``rs``, played while ``until(state)`` is false."""
+    g = GameState(rs, seed=seed)
+    rng = random.Random(seed)
+    events = g.start()
+    while not until(g):
+        events += g.play(rng.choice(g.legal_moves()))
+    return g, events
+
+
+def capped_record(round_cap: int, ruleset: str = "seven-rocks", players: int | None = None) -> Lines:
+    rs = make_ruleset(ruleset, players=players, target=100_000, round_cap=round_cap)
+    _, events = played(rs, 5, lambda g: g.over)
+    return as_dicts(record_lines(header_for("cap", rs, 5, [f"p{i}" for i in range(rs.players)]), events))
+
+
+def test_a_round_cap_ending_without_the_key_shows_the_cap() -> None:
+    for ruleset, players in (("seven-rocks", None), ("fives", 3)):
+        lines = capped_record(7, ruleset, players)
+        assert lines[-1]["reason"] == "round_cap" and lines[-1]["rounds"] == 7
+        assert problems(lines) == []                        # the key states 7
+        del lines[0]["round_cap"]
+        assert problems(lines) == []                        # no key: the ending shows 7
+        lines[0]["round_cap"] = 9
+        assert any("match_start states round_cap 9" in p for p in problems(lines))
+
+
+def test_a_round_cap_ending_still_checks_the_winner() -> None:
+    lines = capped_record(7)
+    del lines[0]["round_cap"]
+    scores = lines[-1]["scores"]
+    lines[-1]["winner"] = None if scores[0] != scores[1] else 0
+    assert any(p.startswith(f"{len(lines)}: match_end: winner") for p in problems(lines))
+
+
+def test_without_the_key_the_default_cap_is_200() -> None:
+    rs = make_ruleset(target=100_000, round_cap=1000)
+    g, events = played(rs, 8, lambda g: g.round >= 203)
+    events += g.forfeit(2, FaultCause.TIMEOUT, "no answer")
+    lines = as_dicts(record_lines(header_for("long", rs, 8, ["a", "b", "c", "d"]), events))
+    assert problems(lines) == []                            # the key states 1000
+    del lines[0]["round_cap"]
+    line_201 = next(i for i, x in enumerate(lines) if x["event"] == "round_start" and x["round"] == 201) + 1
+    assert problems(lines) == [f"{line_201}: round 201 started, but match_start states no round_cap, "
+                               "so the cap is the default 200"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterable, NoReturn
 
 from .errors import IllegalMoveError, RecordError, RulesError
-from .events import Event, FaultCause, LeaderBy, MatchEnd, Pass, Play, RoundEnd
+from .events import Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Pass, Play, RoundEnd
 from .layout import Move, Port, Side
 from .records import RecordLine, parse_lines
 from .rulesets import make_ruleset
@@ -25,6 +25,10 @@ from .tiles import Tile, fmt, is_tile
 
 #: Stop listing a file's discrepancies after this many.
 MAX_PER_FILE = 50
+#: The round cap of a record whose match_start does not state one.
+DEFAULT_ROUND_CAP = 200
+#: What the replay plays to when no cap is stated: the record's own end decides.
+UNSTATED_CAP = 1 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +100,11 @@ class _Replay:
         self.found: list[Discrepancy] = []
         self.game: GameState | None = None
         self.pending: deque[Event] = deque()
+        #: False when match_start states no round_cap: the cap is then 200 unless the
+        #: record itself ends by round_cap after another number of rounds.
+        self.cap_stated = True
+        #: Line of the first round_start past the default cap, when no cap is stated.
+        self.past_default_cap: int | None = None
 
     def report(self, line: int, message: str) -> None:
         self.found.append(Discrepancy(line, message))
@@ -113,10 +122,11 @@ class _Replay:
         seats = d.get("seats")
         if not isinstance(seats, list) or not seats:
             self.stop(rec.lineno, "match_start has no seats list")
+        self.cap_stated = "round_cap" in d
         try:
             rs = make_ruleset(
                 d.get("ruleset", ""), players=len(seats), target=int(d.get("target", 250)),
-                round_cap=int(d.get("round_cap", 200)),
+                round_cap=int(d["round_cap"]) if self.cap_stated else UNSTATED_CAP,
             )
         except (ValueError, TypeError) as e:
             self.stop(rec.lineno, str(e))
@@ -158,6 +168,13 @@ class _Replay:
                          f"({', '.join(str(m) for m in moves[:4])})")
         elif kind == "match_end" and d.get("reason") == "forfeit":
             self.forfeit(rec)
+        elif kind == "match_end" and d.get("reason") == "round_cap" and g.phase is Phase.ROUND_OVER:
+            if self.cap_stated:
+                self.stop(n, f"match_end by round_cap after round {g.round}, but match_start states "
+                             f"round_cap {g.ruleset.round_cap}")
+            self.compare(g.adjudicate()[0], rec)  # no cap stated: the record shows it was this round
+        elif kind in ("round_end", "match_end") and g.phase is not Phase.TURN:
+            self.stop(n, f"{kind} between rounds: round {g.round} has ended and no round_start followed")
         elif kind in ("round_end", "match_end"):
             self.stop(n, f"{kind} while the round is still in play: seat {g.turn} has a move to make")
         else:
@@ -169,6 +186,8 @@ class _Replay:
         d, n = rec.data, rec.lineno
         if g.phase not in (Phase.NOT_STARTED, Phase.ROUND_OVER):
             self.stop(n, f"round_start while round {g.round} is still in play")
+        if not self.cap_stated and g.round == DEFAULT_ROUND_CAP and self.past_default_cap is None:
+            self.past_default_cap = n
         if d.get("round") != g.round + 1:
             self.report(n, f"round is {d.get('round')!r}, expected {g.round + 1}")
         try:
@@ -293,6 +312,9 @@ def verify_lines(lines: Iterable[str]) -> list[Discrepancy]:
             r.stop(0, f"the record ends early: expected {r.pending[0].to_json()['event']} next")
         if not g.over:
             r.stop(0, "the record ends before the match ended (no match_end)")
+        if r.past_default_cap is not None and g.end_reason is not MatchEndReason.ROUND_CAP:
+            r.report(r.past_default_cap, f"round {DEFAULT_ROUND_CAP + 1} started, but match_start states no "
+                                         f"round_cap, so the cap is the default {DEFAULT_ROUND_CAP}")
     except RecordError as e:
         r.report(0, str(e))
     except _Stop:

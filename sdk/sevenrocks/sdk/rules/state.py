@@ -306,13 +306,28 @@ class GameState:
         if bonus is not None and bonus.points > 0 and self.scores[bonus.seat] >= rs.target:
             self._end_match(MatchEndReason.TARGET, bonus.seat, events)
         elif self.round >= rs.round_cap:
-            top = max(self.scores)
-            leaders = [t for t, s in enumerate(self.scores) if s == top]
-            self._end_match(MatchEndReason.ROUND_CAP, leaders[0] if len(leaders) == 1 else None, events)
+            self._adjudicate(events)
         else:
             self.phase = Phase.ROUND_OVER
             if self.auto_deal and self.rng is not None:
                 events.extend(self.next_round())
+
+    def _adjudicate(self, events: list[Event]) -> None:
+        top = max(self.scores)
+        leaders = [t for t, s in enumerate(self.scores) if s == top]
+        self._end_match(MatchEndReason.ROUND_CAP, leaders[0] if len(leaders) == 1 else None, events)
+
+    def adjudicate(self) -> list[Event]:
+        """End the match between rounds as the round cap does: the higher score wins, a tie draws.
+
+        The engine does this itself after round ``ruleset.round_cap``; the verifier calls
+        it when a record that states no cap shows the match was capped after this round.
+        """
+        if self.phase is not Phase.ROUND_OVER:
+            raise RulesError(f"the round cap ends a match only between rounds, not in phase {self.phase.value}")
+        events: list[Event] = []
+        self._adjudicate(events)
+        return events
 
     def _end_match(
         self, reason: MatchEndReason, winner: int | None, events: list[Event], offender: Offender | None = None
