@@ -7,7 +7,7 @@ import json
 import random
 from typing import Any, Callable
 
-from sevenrocks.sdk.rules import FaultCause, GameState, Ruleset, make_ruleset
+from sevenrocks.sdk.rules import Draw, FaultCause, GameState, Pass, Ruleset, make_ruleset
 from sevenrocks.sdk.rules.events import Event
 from sevenrocks.sdk.rules.records import header_for, record_lines
 from sevenrocks.sdk.rules.replay import verify_lines
@@ -125,3 +125,47 @@ def test_without_the_key_the_default_cap_is_200() -> None:
     line_201 = next(i for i, x in enumerate(lines) if x["event"] == "round_start" and x["round"] == 201) + 1
     assert problems(lines) == [f"{line_201}: round 201 started, but match_start states no round_cap, "
                                "so the cap is the default 200"]
+
+
+# --- a forfeit at any point: also while a seat is due a forced pass or draw -------
+
+def forced_after_play(rs: Ruleset, kind: type, seed: int = 1) -> tuple[Lines, dict[str, Any]]:
+    """Record lines up to a play followed by a forced ``kind`` (Pass or Draw), and that play."""
+    g = GameState(rs, seed=seed)
+    rng = random.Random(seed)
+    events: list[Event] = g.start()
+    while True:
+        new = g.play(rng.choice(g.legal_moves()))
+        events += new
+        if len(new) > 1 and isinstance(new[1], kind):
+            break
+    upto = len(events) - len(new) + 2   # the play and the first forced event after it
+    lines = as_dicts(record_lines(header_for("mid", rs, seed, [f"p{i}" for i in range(rs.players)]), events[:upto]))
+    return lines, lines[-2]
+
+
+def forfeit_line(seat: int, winner: int, play: dict[str, Any]) -> dict[str, Any]:
+    return {"event": "match_end", "reason": "forfeit", "winner": winner, "scores": play["scores"],
+            "rounds": play["round"], "offender": {"seat": seat, "cause": "disconnect", "detail": "gone"}}
+
+
+def test_a_forfeit_where_a_forced_pass_was_due_verifies() -> None:
+    lines, play = forced_after_play(make_ruleset(), Pass)
+    passer = lines[-1]["seat"]
+    lines.pop()                                             # the pass never happened
+    assert problems(lines + [forfeit_line(passer, 1 - passer % 2, play)]) == []
+    other = (passer + 1) % 4                                # any seat may be recorded as the offender
+    assert problems(lines + [forfeit_line(other, 1 - other % 2, play)]) == []
+    bad = forfeit_line(passer, passer % 2, play)            # the offender's own side cannot win
+    assert any(p.startswith(f"{len(lines) + 1}: match_end: winner") for p in problems(lines + [bad]))
+
+
+def test_a_forfeit_between_two_forced_draws_verifies() -> None:
+    rs = make_ruleset("fives", players=3)
+    lines, play = forced_after_play(rs, Draw)
+    scores = play["scores"]
+    drawer = lines[-1]["seat"]
+    others = [(drawer + k) % 3 for k in (1, 2)]   # best other score, first clockwise on a tie
+    winner = others[1] if scores[others[1]] > scores[others[0]] else others[0]
+    assert problems(lines + [forfeit_line(drawer, winner, play)]) == []       # after the first draw
+    assert problems(lines[:-1] + [forfeit_line(drawer, winner, play)]) == []  # before it

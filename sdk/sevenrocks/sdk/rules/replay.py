@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, Iterable, NoReturn
 
 from .errors import IllegalMoveError, RecordError, RulesError
-from .events import Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Pass, Play, RoundEnd
+from .events import Draw, Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Offender, Pass, Play, RoundEnd
 from .layout import Move, Port, Side
 from .records import RecordLine, parse_lines
 from .rulesets import make_ruleset
-from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal
+from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal, forfeit_winner
 from .tiles import Tile, fmt, is_tile
 
 #: Stop listing a file's discrepancies after this many.
@@ -105,6 +105,20 @@ class _Replay:
         self.cap_stated = True
         #: Line of the first round_start past the default cap, when no cap is stated.
         self.past_default_cap: int | None = None
+        #: Scores after the last play: what a forfeit during the forced moves after it sees.
+        self.play_scores: tuple[int, ...] = ()
+        #: Set by a forfeit recorded among the forced moves the engine had already made.
+        self.forfeited_mid_turn = False
+
+    @property
+    def over(self) -> bool:
+        return self.forfeited_mid_turn or (self.game is not None and self.game.over)
+
+    @property
+    def end_reason(self) -> MatchEndReason | None:
+        if self.forfeited_mid_turn:
+            return MatchEndReason.FORFEIT
+        return self.game.end_reason if self.game is not None else None
 
     def report(self, line: int, message: str) -> None:
         self.found.append(Discrepancy(line, message))
@@ -149,10 +163,14 @@ class _Replay:
         assert g is not None
         d, n, kind = rec.data, rec.lineno, rec.data.get("event")
         if self.pending:
-            self.compare(self.pending.popleft(), rec)
+            if kind == "match_end" and d.get("reason") == "forfeit" and isinstance(self.pending[0], (Pass, Draw)):
+                self.forfeit_mid_turn(rec)
+            else:
+                self.compare(self.pending.popleft(), rec)
             return
-        if g.over:
-            self.stop(n, f"{kind} after the match ended ({g.end_reason.value if g.end_reason else '?'}); nothing may follow")
+        if self.over:
+            reason = self.end_reason
+            self.stop(n, f"{kind} after the match ended ({reason.value if reason else '?'}); nothing may follow")
         if kind == "round_start":
             self.round_start(rec)
         elif kind == "play":
@@ -231,6 +249,7 @@ class _Replay:
         except (RecordError, IllegalMoveError) as e:
             self.stop(n, str(e))
         self.compare(events[0], rec)
+        self.play_scores = events[0].scores if isinstance(events[0], Play) else ()
         self.pending.extend(events[1:])
 
     def forfeit(self, rec: RecordLine) -> None:
@@ -244,6 +263,31 @@ class _Replay:
         except (ValueError, RulesError) as e:
             self.stop(rec.lineno, f"offender: {e}")
         self.compare(events[0], rec)
+
+    def forfeit_mid_turn(self, rec: RecordLine) -> None:
+        """A forfeit where the engine had forced passes or draws still to come.
+
+        A referee may record a fault (a disconnect, say) at any moment, also while a seat
+        is due a pass or a draw. Nothing has scored since the last play, so the forfeit
+        is judged on that play's scores, and the forced moves never happened.
+        """
+        g = self.game
+        assert g is not None
+        off = rec.data.get("offender")
+        if not isinstance(off, dict):
+            self.stop(rec.lineno, "a forfeit needs an offender {\"seat\", \"cause\", \"detail\"}")
+        seat = off.get("seat")
+        if not (isinstance(seat, int) and 0 <= seat < g.ruleset.players):
+            self.stop(rec.lineno, f"offender: seat {seat!r} is not in this match")
+        try:
+            offender = Offender(seat, FaultCause(str(off.get("cause"))), str(off.get("detail", "")))
+        except ValueError as e:
+            self.stop(rec.lineno, f"offender: {e}")
+        scores = self.play_scores
+        winner = forfeit_winner(g.ruleset, scores, seat)
+        self.pending.clear()
+        self.forfeited_mid_turn = True
+        self.compare(MatchEnd(MatchEndReason.FORFEIT, winner, scores, g.round, offender), rec)
 
     # ------------------------------------------------------------ comparing
 
@@ -310,9 +354,9 @@ def verify_lines(lines: Iterable[str]) -> list[Discrepancy]:
         assert g is not None
         if r.pending:
             r.stop(0, f"the record ends early: expected {r.pending[0].to_json()['event']} next")
-        if not g.over:
+        if not r.over:
             r.stop(0, "the record ends before the match ended (no match_end)")
-        if r.past_default_cap is not None and g.end_reason is not MatchEndReason.ROUND_CAP:
+        if r.past_default_cap is not None and r.end_reason is not MatchEndReason.ROUND_CAP:
             r.report(r.past_default_cap, f"round {DEFAULT_ROUND_CAP + 1} started, but match_start states no "
                                          f"round_cap, so the cap is the default {DEFAULT_ROUND_CAP}")
     except RecordError as e:

@@ -50,6 +50,22 @@ def draw_deal(
     return hands, boneyard, lot
 
 
+def forfeit_winner(ruleset: Ruleset, scores: list[int] | tuple[int, ...], seat: int) -> int:
+    """The team that wins when ``seat`` forfeits with the teams at ``scores``.
+
+    Seven Rocks: the other partnership. Fives: the best-scoring other seat, the first
+    clockwise from the offender on a tie.
+    """
+    if ruleset.partnerships:
+        return 1 - ruleset.team_of(seat)
+    order = [(seat + k) % ruleset.players for k in range(1, ruleset.players)]
+    winner = order[0]
+    for s in order[1:]:
+        if scores[s] > scores[winner]:
+            winner = s
+    return winner
+
+
 class GameState:
     """One match: call :meth:`start`, then :meth:`play` a legal move while :attr:`phase` is TURN.
 
@@ -349,15 +365,8 @@ class GameState:
         rs = self.ruleset
         if not 0 <= seat < rs.players:
             raise RulesError(f"seat {seat} is not in this match")
-        if rs.partnerships:
-            winner = 1 - rs.team_of(seat)
-        else:
-            order = [(seat + k) % rs.players for k in range(1, rs.players)]
-            winner = order[0]
-            for s in order[1:]:
-                if self.scores[s] > self.scores[winner]:
-                    winner = s
         events: list[Event] = []
+        winner = forfeit_winner(rs, self.scores, seat)
         self._end_match(MatchEndReason.FORFEIT, winner, events, Offender(seat, FaultCause(cause), detail))
         return events
 
