@@ -1,4 +1,4 @@
-"""Engine events: each maps one-to-one onto a line of a match record (RECORDS.md).
+"""Engine events: each maps one-to-one onto a line of a match record (docs/records.md).
 
 The engine returns these from every state change; the record writer, the referee's
 per-seat filtering and the verifier all work from the same values.

@@ -99,7 +99,7 @@ def _conn(port: Port, t: Tile, side: Side) -> Connection:
 class Layout:
     """The tiles on the table with their open ports and scoring-ends total.
 
-    Rules (RULES.md): the first double placed is the only spinner; a spinner's
+    Rules (docs/rules.md): the first double placed is the only spinner; a spinner's
     branch sides open once both its line sides are occupied; a terminal double
     counts both halves; an unused branch counts zero.
     """

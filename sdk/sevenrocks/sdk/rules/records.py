@@ -1,4 +1,4 @@
-"""Match records (RECORDS.md): the public JSON Lines format, written and read here only.
+"""Match records (docs/records.md): the public JSON Lines format, written and read here only.
 
 Writing is pure: :func:`record_lines` turns a match's events into the lines of its
 record. Reading parses lines into plain dicts with line numbers; the verifier

@@ -355,7 +355,7 @@ class GameState:
         events.append(MatchEnd(reason, winner, tuple(self.scores), self.round, offender))
 
     def forfeit(self, seat: int, cause: FaultCause, detail: str) -> list[Event]:
-        """End the match because ``seat`` broke the protocol (RULES.md, harness rules).
+        """End the match because ``seat`` broke the protocol (docs/rules.md, harness rules).
 
         Seven Rocks: the other partnership wins. Fives: the best-scoring other seat
         wins, the first clockwise from the offender on a tie.

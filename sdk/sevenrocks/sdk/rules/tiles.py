@@ -53,7 +53,7 @@ def round5(points: int) -> int:
 def award_of(total: int) -> int:
     """Points for a placement that leaves ``total`` on the scoring ends.
 
-    RULES.md: a positive multiple of 5 scores exactly that many points; anything
+    docs/rules.md: a positive multiple of 5 scores exactly that many points; anything
     else, zero included, scores nothing.
 
     >>> [award_of(t) for t in (0, 4, 5, 12, 35)]
@@ -63,5 +63,5 @@ def award_of(total: int) -> int:
 
 
 def fmt(t: Tile) -> str:
-    """``[a|b]``: the notation of RULES.md, for messages."""
+    """``[a|b]``: the notation of docs/rules.md, for messages."""
     return f"[{t[0]}|{t[1]}]"

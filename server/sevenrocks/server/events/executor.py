@@ -6,7 +6,7 @@ again safely (the store keeps the first result). :class:`LocalExecutor` runs
 one embedded gRPC referee on loopback and launches each command entrant's bot
 process once (a bot plays many seats at once). :class:`InProcessExecutor` plays
 registered bots in this process with no network, to measure the event's own
-overhead. A cluster executor (issue 6) fits the same protocol.
+overhead. The Dask cluster executor (:mod:`.cluster`) fits the same protocol.
 """
 
 from __future__ import annotations
