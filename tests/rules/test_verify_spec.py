@@ -7,6 +7,8 @@ import json
 import random
 from typing import Any, Callable
 
+import pytest
+
 from sevenrocks.sdk.rules import Draw, FaultCause, GameState, Pass, Ruleset, make_ruleset
 from sevenrocks.sdk.rules.events import Event
 from sevenrocks.sdk.rules.records import header_for, record_lines
@@ -169,3 +171,22 @@ def test_a_forfeit_between_two_forced_draws_verifies() -> None:
     winner = others[1] if scores[others[1]] > scores[others[0]] else others[0]
     assert problems(lines + [forfeit_line(drawer, winner, play)]) == []       # after the first draw
     assert problems(lines[:-1] + [forfeit_line(drawer, winner, play)]) == []  # before it
+
+
+# --- extra keys never change a format key --------------------------------------
+
+def test_an_extra_key_cannot_overwrite_a_format_key() -> None:
+    rs = make_ruleset()
+    with pytest.raises(ValueError, match="deal"):
+        header_for("x", rs, 1, ["a", "b", "c", "d"], extra={"deal": 3}).to_json()
+
+
+def test_a_tournament_record_keeps_the_deal_procedure_so_tampered_deals_are_caught() -> None:
+    rs = make_ruleset()
+    _, events = played(rs, 9, lambda g: g.over)
+    lines = as_dicts(record_lines(header_for("t", rs, 9, ["a", "b", "c", "d"],
+                                             extra={"event_id": "league", "deal_number": 3}), events))
+    assert problems(lines) == []
+    hands = lines[1]["hands"]
+    hands[0][0], hands[1][0] = hands[1][0], hands[0][0]
+    assert any("tampered deal" in p for p in problems(lines))

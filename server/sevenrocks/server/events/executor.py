@@ -107,7 +107,7 @@ class LocalExecutor:
             async def play(task: MatchTask) -> None:
                 started = time.perf_counter()
                 m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                             extra={"event_id": task.event_id, "deal": task.deal})
+                                             extra={"event_id": task.event_id, "deal_number": task.deal})
                 on_result(outcome_of(task, m, time.perf_counter() - started))
 
             await run_pool(tasks, self.concurrency, play)
