@@ -15,7 +15,13 @@ from .tiles import Tile, fmt
 
 
 class Side(StrEnum):
-    """A named side of a placed tile; values are the strings of the match records."""
+    """A named side of a placed tile; values are the strings of the match records.
+
+    ``LOW``/``HIGH``: the smaller and larger half of a non-double. ``LINE_A``/``LINE_B``:
+    the two ends of the line a double lies across (a double attaches by ``LINE_A``).
+    ``BRANCH_A``/``BRANCH_B``: the spinner's long sides, open once both line sides are
+    taken. A ``Side`` equals its string: ``Side.LINE_B == "line_b"``.
+    """
 
     LOW = "low"
     HIGH = "high"
@@ -102,6 +108,12 @@ class Layout:
     Rules (docs/rules.md): the first double placed is the only spinner; a spinner's
     branch sides open once both its line sides are occupied; a terminal double
     counts both halves; an unused branch counts zero.
+
+    Attributes:
+        total: The scoring-ends total of the layout as it stands.
+        spinner: The round's spinner, once a double has been placed (else ``None``).
+        tiles: Placed tiles in order of placement.
+        connections: Every attachment, in order of placement.
     """
 
     __slots__ = ("_open", "total", "spinner", "_spinner_lines", "tiles", "connections")

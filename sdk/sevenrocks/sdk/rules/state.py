@@ -28,6 +28,8 @@ DEAL_PROCEDURE = "sevenrocks-mt19937/1"
 
 
 class Phase(StrEnum):
+    """Where a match is: a seat must move only in ``TURN``."""
+
     NOT_STARTED = "not_started"
     TURN = "turn"
     ROUND_OVER = "round_over"
@@ -68,6 +70,12 @@ def forfeit_winner(ruleset: Ruleset, scores: list[int] | tuple[int, ...], seat: 
 
 class GameState:
     """One match: call :meth:`start`, then :meth:`play` a legal move while :attr:`phase` is TURN.
+
+    Its attributes are the omniscient state (every hand, the boneyard): a bot gets one
+    only through ``SeatView.state_with``, filled with its own guesses. The main ones:
+    ``phase``, ``round``, ``turn`` (the seat to move), ``hands``, ``boneyard``,
+    ``layout``, ``scores`` (by team), and once the match is over ``winner``,
+    ``end_reason`` and ``offender``.
 
     >>> from sevenrocks.sdk.rules import make_ruleset
     >>> g = GameState(make_ruleset(), seed=7)
