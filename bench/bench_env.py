@@ -20,9 +20,12 @@ import statistics
 import time
 from typing import Callable
 
-import numpy as np
+try:
+    import numpy as np
 
-from sevenrocks.sdk.env import SevenRocksEnv
+    from sevenrocks.sdk.env import SevenRocksEnv
+except ImportError as e:
+    raise SystemExit(f"bench_env: skipped, {e} (pip install '.[rl]')") from None
 from sevenrocks.sdk.rules import GameState, make_ruleset
 from sevenrocks.sdk.view import SeatView
 
@@ -115,7 +118,7 @@ def main() -> None:
             results[name].append(moves / (time.perf_counter() - t))
     med = {k: statistics.median(v) for k, v in results.items()}
     base = med["raw engine: GameState.play (baseline)"]
-    players = args.players or (4 if args.ruleset == "seven-rocks" else 4)
+    players = args.players or 4
     print(f"{args.ruleset} ({players}p), random legal moves, one core, median of {args.runs} runs of {args.seconds}s\n")
     print("| variant | moves/s | µs/move | vs raw engine |")
     print("|---|---:|---:|---:|")
