@@ -65,7 +65,7 @@ def test_simulate_rejects_unknown_policy() -> None:
 
 def test_simulate_rejects_wrong_policy_count() -> None:
     code, output = run("simulate", "--policies", "greedy,random,random")
-    assert code == 2 and "takes 2 (one per partnership) or 4" in output
+    assert code == 2 and "takes 1, 2 (one per partnership) or 4" in output
 
 
 def test_verify_reports_file_line_and_exits_1(tmp_path: Path) -> None:

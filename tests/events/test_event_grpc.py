@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from sevenrocks.sdk.rules import DEAL_PROCEDURE
 from sevenrocks.sdk.rules.replay import verify_lines
 from sevenrocks.server.cli import cli
 from sevenrocks.server.events.config import EventConfig, parse_config
@@ -68,6 +69,7 @@ def test_small_event_end_to_end(tmp_path: Path) -> None:
             assert verify_lines(record.splitlines()) == [], m.match_id
             header = json.loads(record.splitlines()[0])
             assert header["match_id"] == m.match_id and [s["player"] for s in header["seats"]] == list(m.seats)
+            assert header["deal"] == DEAL_PROCEDURE and header["deal_number"] == 0  # verify re-derives the deals
             assert all(len(m.decision_ms.get(s, [])) > 0 for s in range(4))
         assert store.events()[0].finished
         lb = build_leaderboard(store)

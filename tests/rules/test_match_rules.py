@@ -1,4 +1,4 @@
-"""Round and match rules of Seven Rocks and fives (RULES.md), on crafted positions.
+"""Round and match rules of Seven Rocks and fives (docs/rules.md), on crafted positions.
 
 Positions are set up by starting a real round and then giving the seats the few
 tiles the rule needs, so each test exercises the engine's own state machine.

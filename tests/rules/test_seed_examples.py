@@ -1,9 +1,10 @@
-"""Every worked example of the rule texts in ../shared/seeds/, one test each.
+"""Every worked example of docs/rules.md, one test each.
 
-English seed (000_…): each figure lists tiles, connections, legal continuation
-ports, counted contributions and the placement award; we build the layout through
-the listed connections and compare all of them exactly. Polish seed (004_…): its
-examples of matching, terminal doubles, branch activation and bonus rounding.
+Seven Rocks: each figure lists tiles, connections, legal continuation ports, counted
+contributions and the placement award; we build the layout through the listed
+connections and compare all of them exactly. Fives: the examples of matching,
+terminal doubles, branch activation and bonus rounding. docs/rules.md draws the
+same layouts; keep the two in step.
 """
 
 from __future__ import annotations
@@ -188,9 +189,9 @@ def test_the_largest_scoring_total_is_35() -> None:
     assert total == 35 and award(total) == 35
 
 
-# --- Polish seed (004_…) --------------------------------------------------------
+# --- Fives examples ---------------------------------------------------------------
 
-def test_polish_matching_chain_5_1_1_3_3_2() -> None:
+def test_fives_matching_chain_5_1_1_3_3_2() -> None:
     lay = Layout()
     place(lay, (1, 5))
     place(lay, (1, 3), (1, 5), "low")
@@ -199,20 +200,20 @@ def test_polish_matching_chain_5_1_1_3_3_2() -> None:
 
 
 @pytest.mark.parametrize("double, points", [((6, 6), 12), ((5, 5), 10)])
-def test_polish_terminal_double_counts_twice(double: tuple[int, int], points: int) -> None:
+def test_fives_terminal_double_counts_twice(double: tuple[int, int], points: int) -> None:
     lay = Layout()
     place(lay, (0, double[0]))
     assert place(lay, double, (0, double[0]), "high") == points + 0
 
 
-def test_polish_two_ends_total_5_with_1_1_counting_2() -> None:
+def test_fives_two_ends_total_5_with_1_1_counting_2() -> None:
     lay = Layout()
     place(lay, (1, 3))
     total = place(lay, (1, 1), (1, 3), "low")
     assert total == 2 + 3 == 5 and award(total) == 5
 
 
-def test_polish_branch_on_3_3_spinner_activates_its_arm() -> None:
+def test_fives_branch_on_3_3_spinner_activates_its_arm() -> None:
     lay = Layout()
     place(lay, (3, 3))
     place(lay, (1, 3), (3, 3), "line_a")
@@ -223,10 +224,10 @@ def test_polish_branch_on_3_3_spinner_activates_its_arm() -> None:
 
 
 @pytest.mark.parametrize("pips, points", [(21, 20), (22, 20), (23, 25), (24, 25)])
-def test_polish_round_bonus_rounding(pips: int, points: int) -> None:
+def test_fives_round_bonus_rounding(pips: int, points: int) -> None:
     assert round5(pips) == points
 
 
-def test_english_two_hands_of_3_round_separately() -> None:
+def test_seven_rocks_two_hands_of_3_round_separately() -> None:
     assert round5(3) + round5(3) == 10
     assert round5(3 + 3) == 5  # what combining first would wrongly give

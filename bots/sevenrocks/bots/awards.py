@@ -1,7 +1,7 @@
 """What a placement scores, from the engine's own layout arithmetic; shared by the reference bots.
 
-The engine computes the new scoring-ends total (:meth:`Layout.place`); RULES.md turns a
-total into an award only when it is a positive multiple of 5.
+The engine computes the new scoring-ends total (:meth:`Layout.place`); the engine's
+:func:`award_of` turns a total into an award only when it is a positive multiple of 5.
 """
 
 from __future__ import annotations

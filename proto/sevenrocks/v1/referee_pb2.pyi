@@ -4,8 +4,8 @@ isort:skip_file
 The Seven Rocks referee protocol, version 1.
 
 This file is the whole contract: a bot in any language needs nothing else.
-Vocabulary (tiles, sides, ports, rulesets) is that of RULES.md; the values a
-bot receives are the same values the match records (RECORDS.md) hold.
+Vocabulary (tiles, sides, ports, rulesets) is that of docs/rules.md; the values
+a bot receives are the same values the match records (docs/records.md) hold.
 
 ## Connecting
 
@@ -94,7 +94,7 @@ class _SideEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Side.ValueType],
     SIDE_BRANCH_B: _Side.ValueType  # 6
 
 class Side(_Side, metaclass=_SideEnumTypeWrapper):
-    """A named side of a placed tile (RULES.md): `low`/`high` of a non-double,
+    """A named side of a placed tile (docs/rules.md): `low`/`high` of a non-double,
     `line_a`/`line_b` of a double, `branch_a`/`branch_b` of the spinner.
     """
 

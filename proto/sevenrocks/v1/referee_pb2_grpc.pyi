@@ -4,8 +4,8 @@ isort:skip_file
 The Seven Rocks referee protocol, version 1.
 
 This file is the whole contract: a bot in any language needs nothing else.
-Vocabulary (tiles, sides, ports, rulesets) is that of RULES.md; the values a
-bot receives are the same values the match records (RECORDS.md) hold.
+Vocabulary (tiles, sides, ports, rulesets) is that of docs/rules.md; the values
+a bot receives are the same values the match records (docs/records.md) hold.
 
 ## Connecting
 

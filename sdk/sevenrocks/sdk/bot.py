@@ -38,6 +38,16 @@ class _BotBase:
 class Bot(_BotBase):
     """A synchronous bot: implement :meth:`choose_move`.
 
+    Over gRPC the SDK runs ``choose_move`` in a worker thread (or inline, once the bot
+    has shown its decisions are quick), so a slow search never stalls the connection
+    or the bot's other seats.
+
+    Attributes:
+        name: A class attribute: the name shown on leaderboards and sent to the
+            referee; defaults to the class name.
+        version: A class attribute sent to the referee with the name.
+        rng: The bot's own ``random.Random``; ``Bot(seed=7)`` makes the bot repeatable.
+
     >>> class First(Bot):
     ...     def choose_move(self, view):
     ...         return view.legal_moves()[0]
@@ -49,7 +59,12 @@ class Bot(_BotBase):
 
 
 class AsyncBot(_BotBase):
-    """An asyncio bot: implement ``async def choose_move``, e.g. to consult a service."""
+    """An asyncio bot: implement ``async def choose_move``, e.g. to consult a service.
+
+    It has the same ``name``, ``version`` and ``rng`` as :class:`Bot`. Its decisions
+    run on the client's event loop, so they must await rather than block.
+    """
 
     async def choose_move(self, view: SeatView) -> Move:
+        """Return one of ``view.legal_moves()``; awaited on the client's event loop."""
         raise NotImplementedError(f"{type(self).__name__} must implement async choose_move(view)")

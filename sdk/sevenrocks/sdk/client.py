@@ -72,18 +72,30 @@ class Settings:
     give_up_after: float = 60.0
 
 
+def bot_arguments(prog: str | None = None) -> argparse.ArgumentParser:
+    """The flags every bot program understands; ``--help`` prints them and exits."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="A Seven Rocks bot: connects to a referee and plays the seats it is given.",
+        epilog="Each flag falls back to its environment variable, which is how `sevenrocks match` "
+               "and `sevenrocks tournament` start a bot. Example: python mybot.py --referee "
+               "127.0.0.1:50051 --token t. To try a bot without a referee, use "
+               "sevenrocks.sdk.local.play_local or `sevenrocks simulate --policies mybot:MyBot`.",
+    )
+    parser.add_argument("--referee", metavar="HOST:PORT", help="the referee's address (SEVENROCKS_REFEREE)")
+    parser.add_argument("--token", help="this entrant's token, from the operator (SEVENROCKS_TOKEN)")
+    parser.add_argument("--entrant", help="the entrant name to play as, checked by the referee (SEVENROCKS_ENTRANT)")
+    parser.add_argument("--tls-ca", metavar="PEM", help="dial with TLS, trusting this CA certificate (SEVENROCKS_TLS_CA)")
+    return parser
+
+
 def settings_from(
     argv: Sequence[str] | None = None, *, referee: str | None = None, token: str | None = None,
     entrant: str | None = None, tls_ca: str | Path | None = None, max_seats: int = 0,
     give_up_after: float = 60.0,
 ) -> Settings:
     """Settings from keyword arguments, else flags in ``argv``, else the environment."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--referee")
-    parser.add_argument("--token")
-    parser.add_argument("--entrant")
-    parser.add_argument("--tls-ca")
-    flags, _ = parser.parse_known_args(sys.argv[1:] if argv is None else list(argv))
+    flags, _ = bot_arguments().parse_known_args(sys.argv[1:] if argv is None else list(argv))
     env = os.environ
     ref = referee or flags.referee or env.get("SEVENROCKS_REFEREE")
     tok = token or flags.token or env.get("SEVENROCKS_TOKEN")

@@ -19,7 +19,13 @@ from .view import SeatView
 
 @dataclass(slots=True)
 class LocalMatch:
-    """The outcome of :func:`play_local`: every event, and the record they make."""
+    """The outcome of :func:`play_local`: every event, and the record they make.
+
+    Attributes:
+        header: The record's ``match_start`` facts (match id, ruleset, seed, seats).
+        events: Every engine event of the match, in order.
+        state: The engine's final state (scores, ``winner``, ``final_ranks()``).
+    """
 
     header: MatchHeader
     events: list[Event]
@@ -27,15 +33,18 @@ class LocalMatch:
 
     @property
     def end(self) -> MatchEnd:
+        """The match_end event: reason, winner, scores, rounds."""
         last = self.events[-1]
         assert isinstance(last, MatchEnd)
         return last
 
     @property
     def winner(self) -> int | None:
+        """The winning team, or ``None`` for a drawn match."""
         return self.end.winner
 
     def record_lines(self) -> list[str]:
+        """The match record's lines (docs/records.md), ready for ``write_record``."""
         return record_lines(self.header, self.events)
 
 

@@ -7,7 +7,12 @@ and keep the harness from importing the reference bots directly.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
+import sys
 from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
 
 from .bot import AsyncBot, Bot
 
@@ -27,12 +32,53 @@ def bot_module(name: str) -> str:
     raise LookupError(f"no bot named {name!r}; registered: {', '.join(bot_names()) or 'none'}")
 
 
-def load_bot(spec: str) -> type[Bot] | type[AsyncBot]:
-    """The bot class for a registered name (``greedy``) or a ``package.module:Class`` spec."""
-    if ":" in spec:
-        module, _, attr = spec.partition(":")
+def import_bot_module(module: str) -> ModuleType:
+    """Import ``module`` as ``python -m`` would find it, or load it from a ``.py`` file path.
+
+    A dotted name is looked up in the current directory first, then in the installed
+    packages, so ``mybot:MyBot`` finds ``./mybot.py`` without ``PYTHONPATH=.``. A name
+    ending in ``.py`` (or containing a ``/``) is a file path. A bot file should start the
+    client under ``if __name__ == "__main__":``, since importing it runs its top level.
+    """
+    if module.endswith(".py") or "/" in module or os.sep in module:
+        path = Path(module)
+        if not path.is_file():
+            raise ImportError(f"no file {path}")
+        name = path.stem
+        loaded = sys.modules.get(name)
+        if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == path.resolve():
+            return loaded
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path} as a Python module")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # dataclasses and pickling look their module up here
         try:
-            cls = getattr(importlib.import_module(module), attr)
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return mod
+    cwd = os.getcwd()
+    added = cwd not in sys.path and "" not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module)
+    finally:
+        if added:
+            sys.path.remove(cwd)
+
+
+def load_bot(spec: str) -> type[Bot] | type[AsyncBot]:
+    """The bot class for a registered name (``greedy``), ``module:Class`` or ``path/file.py:Class``.
+
+    ``module:Class`` is found from the current directory first (see :func:`import_bot_module`).
+    """
+    if ":" in spec:
+        module, _, attr = spec.rpartition(":")
+        try:
+            cls = getattr(import_bot_module(module), attr)
         except (ImportError, AttributeError) as e:
             raise LookupError(f"cannot load bot {spec!r}: {e}") from None
     else:
@@ -40,7 +86,7 @@ def load_bot(spec: str) -> type[Bot] | type[AsyncBot]:
         if not matches:
             raise LookupError(
                 f"no bot named {spec!r}; registered: {', '.join(bot_names()) or 'none'} "
-                "(or give package.module:Class)"
+                "(or give module:Class, or path/to/file.py:Class)"
             )
         cls = matches[0].load()
     if not (isinstance(cls, type) and issubclass(cls, (Bot, AsyncBot))):

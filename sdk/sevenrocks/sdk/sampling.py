@@ -146,7 +146,21 @@ def _hall_ok(masks: list[int], caps: list[int]) -> bool:
 
 
 class DealSampler:
-    """Samples complete deals for one decision of ``view``; build once, call :meth:`sample` often."""
+    """Samples complete deals for one decision of ``view``; build once, call :meth:`sample` often.
+
+    A sampled deal gives every other seat a hand of the right size and the boneyard
+    its right count, using only tiles this seat has not seen, and agreeing with every
+    pass and draw (a seat that passed on a 3 holds no 3). Feed it to
+    ``view.state_with(hands, boneyard)`` to search the position with the engine.
+
+    Raises:
+        InconsistentHistoryError: No deal agrees with the view (it was fed wrongly).
+
+    >>> import random
+    >>> sampler = DealSampler(view)                                  # doctest: +SKIP
+    >>> hands, boneyard = sampler.sample(random.Random(1))           # doctest: +SKIP
+    >>> state = view.state_with(hands, boneyard)                     # doctest: +SKIP
+    """
 
     def __init__(self, view: SeatView) -> None:
         self.view = view

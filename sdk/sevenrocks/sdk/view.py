@@ -19,7 +19,15 @@ from .rules import (
 
 @dataclass(frozen=True, slots=True)
 class PublicPlay:
-    """A placement as every seat saw it."""
+    """A placement as every seat saw it.
+
+    Attributes:
+        seat: Who placed it.
+        tile: The tile placed.
+        port: Where it attached (``None`` for the round's opening tile).
+        ends: The scoring-ends total after it.
+        award: The points it scored (``ends`` when a positive multiple of 5, else 0).
+    """
 
     seat: int
     tile: Tile
@@ -30,6 +38,8 @@ class PublicPlay:
 
 @dataclass(frozen=True, slots=True)
 class PublicPass:
+    """A pass: ``seat`` had no legal move (and, in fives, nothing left to draw)."""
+
     seat: int
 
 
@@ -46,7 +56,37 @@ PublicEvent = PublicPlay | PublicPass | PublicDraw
 
 @dataclass(slots=True)
 class SeatView:
-    """Everything the seat ``seat`` may know at this moment of the match."""
+    """Everything the seat ``seat`` may know at this moment of the match.
+
+    The SDK keeps one view per seat up to date and hands it to ``choose_move``. It
+    holds only public facts and the seat's own tiles: no other hand, no boneyard
+    tile it has not drawn. Treat it as read-only; copy what you want to keep.
+
+    Attributes:
+        ruleset: The game being played (`seven-rocks` or `fives`, players, target).
+        seat: This seat, `0 .. players-1` clockwise.
+        match_id: The match's name, as in its record.
+        round: The current round, from 1.
+        leader: The seat that opened this round.
+        leader_by: Why it leads: a lot, the previous domino, or fives rotation.
+        hand: This seat's tiles, sorted.
+        hand_sizes: How many tiles each seat holds, indexed by seat.
+        boneyard_size: Tiles left to draw (fives; always 0 in Seven Rocks).
+        layout: The tiles on the table with their open ports and the scoring-ends
+            total ([`Layout`][sevenrocks.sdk.rules.layout.Layout]).
+        scores: Every team's score, indexed by team (Seven Rocks: team = seat % 2;
+            fives: team = seat).
+        to_move: The seat whose turn it is (the referee asks only the seat to move).
+        history: This round's public events in order: `PublicPlay`, `PublicPass`
+            and `PublicDraw` (a draw shows its tile only to the drawer).
+        voids: Per seat, the pip values it is known not to hold, because it
+            passed or drew while they were open.
+        time_left_ms: Milliseconds left for this decision, when the referee sets a
+            limit (`None` in process).
+        bank_left_ms: Milliseconds left in the match's time bank, when the event has one.
+        revealed: The hands every seat still held at the end of each finished round.
+        seat_names: Player names by seat, when the referee sends them.
+    """
 
     ruleset: Ruleset
     seat: int
@@ -87,10 +127,12 @@ class SeatView:
 
     @property
     def team(self) -> int:
+        """This seat's team: the index of its score in :attr:`scores`."""
         return self.ruleset.team_of(self.seat)
 
     @property
     def partner(self) -> int | None:
+        """The partner's seat in Seven Rocks (opposite: ``seat + 2``); ``None`` in fives."""
         return (self.seat + 2) % 4 if self.ruleset.partnerships else None
 
     def legal_moves(self) -> list[Move]:

@@ -7,7 +7,7 @@ from .events import (
 )
 from .layout import Connection, Layout, Move, Port, Side
 from .rulesets import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
-from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal
+from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal, forfeit_winner
 from .tiles import ALL_TILES, Tile, award_of, fmt, is_double, pips, round5, tile
 
 __all__ = [
@@ -15,5 +15,5 @@ __all__ = [
     "GameState", "IllegalMoveError", "Layout", "LeaderBy", "MatchEnd", "MatchEndReason", "Move",
     "Offender", "Pass", "Phase", "Play", "Port", "RULESET_NAMES", "RecordError", "RoundEnd",
     "RoundEndReason", "RoundStart", "Ruleset", "RulesError", "SEVEN_ROCKS", "Settlement", "Side",
-    "Tile", "award_of", "draw_deal", "fmt", "is_double", "make_ruleset", "pips", "round5", "tile",
+    "Tile", "award_of", "draw_deal", "fmt", "forfeit_winner", "is_double", "make_ruleset", "pips", "round5", "tile",
 ]

@@ -1,4 +1,4 @@
-"""Engine events: each maps one-to-one onto a line of a match record (RECORDS.md).
+"""Engine events: each maps one-to-one onto a line of a match record (docs/records.md).
 
 The engine returns these from every state change; the record writer, the referee's
 per-seat filtering and the verifier all work from the same values.
@@ -51,6 +51,8 @@ def port_json(port: Port | None) -> dict[str, Any] | None:
 
 @dataclass(frozen=True, slots=True)
 class RoundStart:
+    """A round was dealt: every hand, the boneyard in drawing order, and who leads why."""
+
     round: int
     leader: int
     leader_by: LeaderBy
@@ -66,8 +68,11 @@ class RoundStart:
 
 
 class Play(NamedTuple):
-    """A placement. Play, Pass and Draw are named tuples, not dataclasses: the engine
-    creates one per move, and a frozen dataclass costs four times as much to build."""
+    """A placement: ``seat`` put ``tile`` on ``port`` (``None``: the opening), leaving
+    ``ends`` on the scoring ends, scoring ``award``; ``scores`` are after the award.
+
+    Play, Pass and Draw are named tuples, not dataclasses: the engine creates one per
+    move, and a frozen dataclass costs four times as much to build."""
 
     round: int
     seat: int
@@ -86,6 +91,8 @@ class Play(NamedTuple):
 
 
 class Pass(NamedTuple):
+    """``seat`` had no legal move (in fives: and nothing left to draw)."""
+
     round: int
     seat: int
 
@@ -94,6 +101,8 @@ class Pass(NamedTuple):
 
 
 class Draw(NamedTuple):
+    """Fives: ``seat`` drew ``tile`` from the boneyard, having no legal move."""
+
     round: int
     seat: int
     tile: Tile
@@ -104,6 +113,8 @@ class Draw(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Settlement:
+    """Seven Rocks: ``seat`` held ``pips`` at the round's end and was debited ``points`` (<= 0)."""
+
     seat: int
     pips: int
     points: int
@@ -111,12 +122,17 @@ class Settlement:
 
 @dataclass(frozen=True, slots=True)
 class Bonus:
+    """Fives: the round's winner ``seat`` scored ``points``, its opponents' pips rounded to 5."""
+
     seat: int
     points: int
 
 
 @dataclass(frozen=True, slots=True)
 class RoundEnd:
+    """A round ended by ``reason`` (``by`` the dominoer, or None when blocked), with the
+    hands left, the Seven Rocks settlement or the fives bonus, and the scores after."""
+
     round: int
     reason: RoundEndReason
     by: int | None
@@ -143,6 +159,8 @@ class RoundEnd:
 
 @dataclass(frozen=True, slots=True)
 class Offender:
+    """Who forfeited the match, why (``cause``) and a human-readable ``detail``."""
+
     seat: int
     cause: FaultCause
     detail: str
@@ -153,6 +171,9 @@ class Offender:
 
 @dataclass(frozen=True, slots=True)
 class MatchEnd:
+    """The match ended by ``reason``: ``winner`` is a team (None for a drawn round cap),
+    ``rounds`` the rounds dealt, ``offender`` the seat that forfeited, if any."""
+
     reason: MatchEndReason
     winner: int | None
     scores: tuple[int, ...]

@@ -15,7 +15,13 @@ from .tiles import Tile, fmt
 
 
 class Side(StrEnum):
-    """A named side of a placed tile; values are the strings of the match records."""
+    """A named side of a placed tile; values are the strings of the match records.
+
+    ``LOW``/``HIGH``: the smaller and larger half of a non-double. ``LINE_A``/``LINE_B``:
+    the two ends of the line a double lies across (a double attaches by ``LINE_A``).
+    ``BRANCH_A``/``BRANCH_B``: the spinner's long sides, open once both line sides are
+    taken. A ``Side`` equals its string: ``Side.LINE_B == "line_b"``.
+    """
 
     LOW = "low"
     HIGH = "high"
@@ -28,21 +34,53 @@ class Side(StrEnum):
 LINE_SIDES = (Side.LINE_A, Side.LINE_B)
 
 
-class Port(NamedTuple):
-    """A side of a placed tile that another tile may attach to."""
-
+class _PortFields(NamedTuple):
     tile: Tile
     side: Side
+
+
+class Port(_PortFields):
+    """A side of a placed tile that another tile may attach to: ``Port((5, 5), Side.LINE_B)``.
+
+    Attributes:
+        tile: The placed tile, as ``(low, high)``.
+        side: Which of its sides; a plain string such as ``"line_b"`` is accepted
+            and turned into the :class:`Side` it names (a ``ValueError`` for any other
+            string), so the engine can compare sides by identity.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, tile: Tile, side: Side | str) -> Port:
+        return tuple.__new__(cls, (tile, side if side.__class__ is Side else Side(side)))
 
     def __str__(self) -> str:
         return f"{fmt(self.tile)} {self.side.value}"
 
 
-class Move(NamedTuple):
-    """A tile from the hand and the port it attaches to (``None`` opens the round)."""
-
+class _MoveFields(NamedTuple):
     tile: Tile
     port: Port | None
+
+
+class Move(_MoveFields):
+    """A tile from the hand and the port it attaches to: ``Move((0, 5), Port((5, 5), "line_a"))``.
+
+    Attributes:
+        tile: The tile to place, as ``(low, high)`` (it must be in the hand).
+        port: Where it attaches, or ``None`` for the opening tile of a round. A plain
+            ``(tile, side)`` pair is accepted and turned into a :class:`Port`.
+
+    A non-double attaches by its half equal to the port's value, and its other half
+    becomes a new end; a double attaches by its ``line_a`` side.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, tile: Tile, port: Port | tuple[Tile, Side | str] | None) -> Move:
+        if port is not None and port.__class__ is not Port:
+            port = Port(*port)
+        return tuple.__new__(cls, (tile, port))
 
     def __str__(self) -> str:
         return f"{fmt(self.tile)} on {self.port}" if self.port else f"{fmt(self.tile)} (opening)"
@@ -67,9 +105,15 @@ def _conn(port: Port, t: Tile, side: Side) -> Connection:
 class Layout:
     """The tiles on the table with their open ports and scoring-ends total.
 
-    Rules (RULES.md): the first double placed is the only spinner; a spinner's
+    Rules (docs/rules.md): the first double placed is the only spinner; a spinner's
     branch sides open once both its line sides are occupied; a terminal double
     counts both halves; an unused branch counts zero.
+
+    Attributes:
+        total: The scoring-ends total of the layout as it stands.
+        spinner: The round's spinner, once a double has been placed (else ``None``).
+        tiles: Placed tiles in order of placement.
+        connections: Every attachment, in order of placement.
     """
 
     __slots__ = ("_open", "total", "spinner", "_spinner_lines", "tiles", "connections")

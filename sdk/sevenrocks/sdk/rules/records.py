@@ -1,4 +1,4 @@
-"""Match records (RECORDS.md): the public JSON Lines format, written and read here only.
+"""Match records (docs/records.md): the public JSON Lines format, written and read here only.
 
 Writing is pure: :func:`record_lines` turns a match's events into the lines of its
 record. Reading parses lines into plain dicts with line numbers; the verifier
@@ -43,6 +43,10 @@ class MatchHeader:
             "seats": [{"seat": s.seat, "player": s.player, "team": s.team} for s in self.seats],
             "round_cap": self.ruleset.round_cap, "deal": DEAL_PROCEDURE,
         }
+        clash = sorted(set(self.extra) & set(out))
+        if clash:
+            # An extra key must never change what a format key means (docs/records.md).
+            raise ValueError(f"extra keys {', '.join(clash)} would overwrite match_start's own keys")
         out.update(self.extra)
         return out
 

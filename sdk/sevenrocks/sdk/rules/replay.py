@@ -16,15 +16,19 @@ from pathlib import Path
 from typing import Any, Iterable, NoReturn
 
 from .errors import IllegalMoveError, RecordError, RulesError
-from .events import Event, FaultCause, LeaderBy, MatchEnd, Pass, Play, RoundEnd
+from .events import Draw, Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Offender, Pass, Play, RoundEnd
 from .layout import Move, Port, Side
 from .records import RecordLine, parse_lines
 from .rulesets import make_ruleset
-from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal
+from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal, forfeit_winner
 from .tiles import Tile, fmt, is_tile
 
 #: Stop listing a file's discrepancies after this many.
 MAX_PER_FILE = 50
+#: The round cap of a record whose match_start does not state one.
+DEFAULT_ROUND_CAP = 200
+#: What the replay plays to when no cap is stated: the record's own end decides.
+UNSTATED_CAP = 1 << 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,19 @@ def _hands(value: Any, what: str) -> list[list[Tile]]:
     return [[_tile(t, f"{what} tile") for t in h] for h in value]
 
 
+def _known(got: Any, want: Any) -> Any:
+    """``got`` with the keys that ``want`` does not have dropped, at every level.
+
+    The format says readers ignore keys they do not know, inside nested objects
+    (``port``, settlement entries, ``bonus``, ``offender``) as much as on a line.
+    """
+    if isinstance(want, dict) and isinstance(got, dict):
+        return {k: _known(got[k], v) if k in got else got.get(k, "<missing>") for k, v in want.items()}
+    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
+        return [_known(g, w) for g, w in zip(got, want)]
+    return got
+
+
 def _norm(key: str, value: Any) -> Any:
     """Normalise fields whose order other writers may choose freely."""
     if key == "hands" and isinstance(value, list):
@@ -83,6 +100,25 @@ class _Replay:
         self.found: list[Discrepancy] = []
         self.game: GameState | None = None
         self.pending: deque[Event] = deque()
+        #: False when match_start states no round_cap: the cap is then 200 unless the
+        #: record itself ends by round_cap after another number of rounds.
+        self.cap_stated = True
+        #: Line of the first round_start past the default cap, when no cap is stated.
+        self.past_default_cap: int | None = None
+        #: Scores after the last play: what a forfeit during the forced moves after it sees.
+        self.play_scores: tuple[int, ...] = ()
+        #: Set by a forfeit recorded among the forced moves the engine had already made.
+        self.forfeited_mid_turn = False
+
+    @property
+    def over(self) -> bool:
+        return self.forfeited_mid_turn or (self.game is not None and self.game.over)
+
+    @property
+    def end_reason(self) -> MatchEndReason | None:
+        if self.forfeited_mid_turn:
+            return MatchEndReason.FORFEIT
+        return self.game.end_reason if self.game is not None else None
 
     def report(self, line: int, message: str) -> None:
         self.found.append(Discrepancy(line, message))
@@ -100,10 +136,11 @@ class _Replay:
         seats = d.get("seats")
         if not isinstance(seats, list) or not seats:
             self.stop(rec.lineno, "match_start has no seats list")
+        self.cap_stated = "round_cap" in d
         try:
             rs = make_ruleset(
                 d.get("ruleset", ""), players=len(seats), target=int(d.get("target", 250)),
-                round_cap=int(d.get("round_cap", 200)),
+                round_cap=int(d["round_cap"]) if self.cap_stated else UNSTATED_CAP,
             )
         except (ValueError, TypeError) as e:
             self.stop(rec.lineno, str(e))
@@ -126,10 +163,14 @@ class _Replay:
         assert g is not None
         d, n, kind = rec.data, rec.lineno, rec.data.get("event")
         if self.pending:
-            self.compare(self.pending.popleft(), rec)
+            if kind == "match_end" and d.get("reason") == "forfeit" and isinstance(self.pending[0], (Pass, Draw)):
+                self.forfeit_mid_turn(rec)
+            else:
+                self.compare(self.pending.popleft(), rec)
             return
-        if g.over:
-            self.stop(n, f"{kind} after the match ended ({g.end_reason.value if g.end_reason else '?'}); nothing may follow")
+        if self.over:
+            reason = self.end_reason
+            self.stop(n, f"{kind} after the match ended ({reason.value if reason else '?'}); nothing may follow")
         if kind == "round_start":
             self.round_start(rec)
         elif kind == "play":
@@ -145,6 +186,13 @@ class _Replay:
                          f"({', '.join(str(m) for m in moves[:4])})")
         elif kind == "match_end" and d.get("reason") == "forfeit":
             self.forfeit(rec)
+        elif kind == "match_end" and d.get("reason") == "round_cap" and g.phase is Phase.ROUND_OVER:
+            if self.cap_stated:
+                self.stop(n, f"match_end by round_cap after round {g.round}, but match_start states "
+                             f"round_cap {g.ruleset.round_cap}")
+            self.compare(g.adjudicate()[0], rec)  # no cap stated: the record shows it was this round
+        elif kind in ("round_end", "match_end") and g.phase is not Phase.TURN:
+            self.stop(n, f"{kind} between rounds: round {g.round} has ended and no round_start followed")
         elif kind in ("round_end", "match_end"):
             self.stop(n, f"{kind} while the round is still in play: seat {g.turn} has a move to make")
         else:
@@ -156,6 +204,8 @@ class _Replay:
         d, n = rec.data, rec.lineno
         if g.phase not in (Phase.NOT_STARTED, Phase.ROUND_OVER):
             self.stop(n, f"round_start while round {g.round} is still in play")
+        if not self.cap_stated and g.round == DEFAULT_ROUND_CAP and self.past_default_cap is None:
+            self.past_default_cap = n
         if d.get("round") != g.round + 1:
             self.report(n, f"round is {d.get('round')!r}, expected {g.round + 1}")
         try:
@@ -199,6 +249,7 @@ class _Replay:
         except (RecordError, IllegalMoveError) as e:
             self.stop(n, str(e))
         self.compare(events[0], rec)
+        self.play_scores = events[0].scores if isinstance(events[0], Play) else ()
         self.pending.extend(events[1:])
 
     def forfeit(self, rec: RecordLine) -> None:
@@ -213,6 +264,31 @@ class _Replay:
             self.stop(rec.lineno, f"offender: {e}")
         self.compare(events[0], rec)
 
+    def forfeit_mid_turn(self, rec: RecordLine) -> None:
+        """A forfeit where the engine had forced passes or draws still to come.
+
+        A referee may record a fault (a disconnect, say) at any moment, also while a seat
+        is due a pass or a draw. Nothing has scored since the last play, so the forfeit
+        is judged on that play's scores, and the forced moves never happened.
+        """
+        g = self.game
+        assert g is not None
+        off = rec.data.get("offender")
+        if not isinstance(off, dict):
+            self.stop(rec.lineno, "a forfeit needs an offender {\"seat\", \"cause\", \"detail\"}")
+        seat = off.get("seat")
+        if not (isinstance(seat, int) and 0 <= seat < g.ruleset.players):
+            self.stop(rec.lineno, f"offender: seat {seat!r} is not in this match")
+        try:
+            offender = Offender(seat, FaultCause(str(off.get("cause"))), str(off.get("detail", "")))
+        except ValueError as e:
+            self.stop(rec.lineno, f"offender: {e}")
+        scores = self.play_scores
+        winner = forfeit_winner(g.ruleset, scores, seat)
+        self.pending.clear()
+        self.forfeited_mid_turn = True
+        self.compare(MatchEnd(MatchEndReason.FORFEIT, winner, scores, g.round, offender), rec)
+
     # ------------------------------------------------------------ comparing
 
     def compare(self, expected: Event, rec: RecordLine) -> None:
@@ -224,7 +300,8 @@ class _Replay:
             self.stop(n, self.diverged(expected, d))
         for key, value in want.items():
             got = d.get(key, "<missing>")
-            if _norm(key, got) == _norm(key, value):
+            want_value = _norm(key, value)
+            if _known(_norm(key, got), want_value) == want_value:
                 continue
             self.report(n, self.explain(expected, key, got, value))
         if isinstance(expected, MatchEnd) and d.get("offender") is not None and expected.offender is None:
@@ -277,8 +354,11 @@ def verify_lines(lines: Iterable[str]) -> list[Discrepancy]:
         assert g is not None
         if r.pending:
             r.stop(0, f"the record ends early: expected {r.pending[0].to_json()['event']} next")
-        if not g.over:
+        if not r.over:
             r.stop(0, "the record ends before the match ended (no match_end)")
+        if r.past_default_cap is not None and r.end_reason is not MatchEndReason.ROUND_CAP:
+            r.report(r.past_default_cap, f"round {DEFAULT_ROUND_CAP + 1} started, but match_start states no "
+                                         f"round_cap, so the cap is the default {DEFAULT_ROUND_CAP}")
     except RecordError as e:
         r.report(0, str(e))
     except _Stop:

@@ -14,6 +14,15 @@ class Ruleset:
     """The static facts of a game: who plays, how many tiles, what wins.
 
     Build one with :func:`make_ruleset`, which checks the combination.
+
+    Attributes:
+        name: ``"seven-rocks"`` or ``"fives"``.
+        players: Seats at the table (4 in Seven Rocks, 2-4 in fives).
+        hand_size: Tiles dealt to each seat (7; 5 in fives with 3 or 4 players).
+        partnerships: Seven Rocks: seats 0 and 2 against 1 and 3. Fives: every seat
+            for itself.
+        target: Points that win the match.
+        round_cap: Rounds after which the match is adjudicated on score.
     """
 
     name: str
@@ -26,9 +35,11 @@ class Ruleset:
 
     @property
     def teams(self) -> int:
+        """How many scores there are: 2 in Seven Rocks, one per seat in fives."""
         return 2 if self.partnerships else self.players
 
     def team_of(self, seat: int) -> int:
+        """The team (index into the scores) that ``seat`` plays for."""
         return seat % 2 if self.partnerships else seat
 
     @property

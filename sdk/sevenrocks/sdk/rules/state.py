@@ -28,6 +28,8 @@ DEAL_PROCEDURE = "sevenrocks-mt19937/1"
 
 
 class Phase(StrEnum):
+    """Where a match is: a seat must move only in ``TURN``."""
+
     NOT_STARTED = "not_started"
     TURN = "turn"
     ROUND_OVER = "round_over"
@@ -50,8 +52,30 @@ def draw_deal(
     return hands, boneyard, lot
 
 
+def forfeit_winner(ruleset: Ruleset, scores: list[int] | tuple[int, ...], seat: int) -> int:
+    """The team that wins when ``seat`` forfeits with the teams at ``scores``.
+
+    Seven Rocks: the other partnership. Fives: the best-scoring other seat, the first
+    clockwise from the offender on a tie.
+    """
+    if ruleset.partnerships:
+        return 1 - ruleset.team_of(seat)
+    order = [(seat + k) % ruleset.players for k in range(1, ruleset.players)]
+    winner = order[0]
+    for s in order[1:]:
+        if scores[s] > scores[winner]:
+            winner = s
+    return winner
+
+
 class GameState:
     """One match: call :meth:`start`, then :meth:`play` a legal move while :attr:`phase` is TURN.
+
+    Its attributes are the omniscient state (every hand, the boneyard): a bot gets one
+    only through ``SeatView.state_with``, filled with its own guesses. The main ones:
+    ``phase``, ``round``, ``turn`` (the seat to move), ``hands``, ``boneyard``,
+    ``layout``, ``scores`` (by team), and once the match is over ``winner``,
+    ``end_reason`` and ``offender``.
 
     >>> from sevenrocks.sdk.rules import make_ruleset
     >>> g = GameState(make_ruleset(), seed=7)
@@ -306,13 +330,28 @@ class GameState:
         if bonus is not None and bonus.points > 0 and self.scores[bonus.seat] >= rs.target:
             self._end_match(MatchEndReason.TARGET, bonus.seat, events)
         elif self.round >= rs.round_cap:
-            top = max(self.scores)
-            leaders = [t for t, s in enumerate(self.scores) if s == top]
-            self._end_match(MatchEndReason.ROUND_CAP, leaders[0] if len(leaders) == 1 else None, events)
+            self._adjudicate(events)
         else:
             self.phase = Phase.ROUND_OVER
             if self.auto_deal and self.rng is not None:
                 events.extend(self.next_round())
+
+    def _adjudicate(self, events: list[Event]) -> None:
+        top = max(self.scores)
+        leaders = [t for t, s in enumerate(self.scores) if s == top]
+        self._end_match(MatchEndReason.ROUND_CAP, leaders[0] if len(leaders) == 1 else None, events)
+
+    def adjudicate(self) -> list[Event]:
+        """End the match between rounds as the round cap does: the higher score wins, a tie draws.
+
+        The engine does this itself after round ``ruleset.round_cap``; the verifier calls
+        it when a record that states no cap shows the match was capped after this round.
+        """
+        if self.phase is not Phase.ROUND_OVER:
+            raise RulesError(f"the round cap ends a match only between rounds, not in phase {self.phase.value}")
+        events: list[Event] = []
+        self._adjudicate(events)
+        return events
 
     def _end_match(
         self, reason: MatchEndReason, winner: int | None, events: list[Event], offender: Offender | None = None
@@ -324,7 +363,7 @@ class GameState:
         events.append(MatchEnd(reason, winner, tuple(self.scores), self.round, offender))
 
     def forfeit(self, seat: int, cause: FaultCause, detail: str) -> list[Event]:
-        """End the match because ``seat`` broke the protocol (RULES.md, harness rules).
+        """End the match because ``seat`` broke the protocol (docs/rules.md, harness rules).
 
         Seven Rocks: the other partnership wins. Fives: the best-scoring other seat
         wins, the first clockwise from the offender on a tie.
@@ -334,15 +373,8 @@ class GameState:
         rs = self.ruleset
         if not 0 <= seat < rs.players:
             raise RulesError(f"seat {seat} is not in this match")
-        if rs.partnerships:
-            winner = 1 - rs.team_of(seat)
-        else:
-            order = [(seat + k) % rs.players for k in range(1, rs.players)]
-            winner = order[0]
-            for s in order[1:]:
-                if self.scores[s] > self.scores[winner]:
-                    winner = s
         events: list[Event] = []
+        winner = forfeit_winner(rs, self.scores, seat)
         self._end_match(MatchEndReason.FORFEIT, winner, events, Offender(seat, FaultCause(cause), detail))
         return events
 

@@ -18,8 +18,9 @@ _TILE_SET = frozenset(ALL_TILES)
 def tile(a: int, b: int) -> Tile:
     """Return the tile with halves ``a`` and ``b`` in canonical ``(low, high)`` order.
 
-    >>> tile(5, 1)
-    (1, 5)
+    Examples:
+        >>> tile(5, 1)
+        (1, 5)
     """
     t = (a, b) if a <= b else (b, a)
     if t not in _TILE_SET:
@@ -44,8 +45,9 @@ def pips(tiles: Iterable[Tile]) -> int:
 def round5(points: int) -> int:
     """Round to the nearest multiple of 5: remainders 1 and 2 go down, 3 and 4 go up.
 
-    >>> [round5(p) for p in (0, 1, 2, 3, 4, 21, 22, 23, 24)]
-    [0, 0, 0, 5, 5, 20, 20, 25, 25]
+    Examples:
+        >>> [round5(p) for p in (0, 1, 2, 3, 4, 21, 22, 23, 24)]
+        [0, 0, 0, 5, 5, 20, 20, 25, 25]
     """
     return 5 * ((points + 2) // 5)
 
@@ -53,15 +55,16 @@ def round5(points: int) -> int:
 def award_of(total: int) -> int:
     """Points for a placement that leaves ``total`` on the scoring ends.
 
-    RULES.md: a positive multiple of 5 scores exactly that many points; anything
+    docs/rules.md: a positive multiple of 5 scores exactly that many points; anything
     else, zero included, scores nothing.
 
-    >>> [award_of(t) for t in (0, 4, 5, 12, 35)]
-    [0, 0, 5, 0, 35]
+    Examples:
+        >>> [award_of(t) for t in (0, 4, 5, 12, 35)]
+        [0, 0, 5, 0, 35]
     """
     return total if total > 0 and total % 5 == 0 else 0
 
 
 def fmt(t: Tile) -> str:
-    """``[a|b]``: the notation of RULES.md, for messages."""
+    """``[a|b]``: the notation of docs/rules.md, for messages."""
     return f"[{t[0]}|{t[1]}]"

@@ -22,17 +22,18 @@ from ..events.stats import derive_seed, wilson
 
 
 def seat_policies(ruleset: Ruleset, policies: list[str]) -> list[str]:
-    """One policy per seat: Seven Rocks takes 2 (one per partnership) or 4; fives 1 or one per seat."""
+    """One policy per seat, the list repeated round the table when it is shorter.
+
+    Seven Rocks takes 1, 2 (one per partnership) or 4; fives 1 to one per seat, so the
+    default ``greedy,random`` seats greedy, random, greedy (, random) in fives too.
+    """
     n = ruleset.players
-    if ruleset.partnerships and len(policies) == 2:
-        return [policies[0], policies[1], policies[0], policies[1]]
-    if len(policies) == 1:
-        return policies * n
-    if len(policies) != n:
-        want = "2 (one per partnership) or 4" if ruleset.partnerships else f"1 or {n}"
+    allowed = (1, 2, 4) if ruleset.partnerships else tuple(range(1, n + 1))
+    if len(policies) not in allowed:
+        want = "1, 2 (one per partnership) or 4" if ruleset.partnerships else f"1 to {n}"
         raise click.BadParameter(f"{ruleset.name} with {n} players takes {want} policies, got {len(policies)}",
                                  param_hint="--policies")
-    return policies
+    return [policies[s % len(policies)] for s in range(n)]
 
 
 @click.command()
@@ -41,7 +42,9 @@ def seat_policies(ruleset: Ruleset, policies: list[str]) -> list[str]:
 @click.option("--matches", type=click.IntRange(1), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed; match i uses a seed derived from it.")
 @click.option("--policies", default="greedy,random", show_default=True,
-              help="Comma-separated bot names, one per side or seat (see the list in --help).")
+              help="Comma-separated bots, one per side or seat, repeated round the table when fewer: "
+                   f"registered names ({', '.join(bot_names()) or 'none installed'}), module:Class "
+                   "(found from the current directory first) or path/to/file.py:Class.")
 @click.option("--target", type=click.IntRange(1), default=250, show_default=True)
 @click.option("--records", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write one record per match into this folder.")
@@ -52,12 +55,15 @@ def simulate(ruleset_name: str, players: int | None, matches: int, seed: int, po
 
     Prints wins per side with a 95% interval, mean rounds and points per match,
     and writes one record per match into --records. Policies are the names
-    registered in the `sevenrocks.bots` entry-point group, or package.module:Class.
+    registered in the `sevenrocks.bots` entry-point group (listed under --policies),
+    module:Class, found from the current directory first (mybot:MyBot loads
+    ./mybot.py), or path/to/file.py:Class.
 
     \b
     Examples:
       sevenrocks simulate --matches 200 --seed 1 --policies greedy,random
       sevenrocks simulate --ruleset fives --players 3 --matches 50 --policies greedy,random,random
+      sevenrocks simulate --matches 20 --policies mybot:MyBot,greedy
       sevenrocks simulate --matches 10 --seed 7 --records records/
     """
     try:

@@ -24,7 +24,10 @@ def verify(paths: tuple[Path, ...], verbose: bool) -> None:
     """Replay match records (files, or folders of *.jsonl) and report every discrepancy.
 
     Each problem is printed as FILE:LINE: MESSAGE, then one summary line.
-    The exit status is 1 if any record has a discrepancy.
+    The exit status is 1 if any record has a discrepancy. Records are read as
+    docs/records.md specifies (format version 1): unknown keys are ignored at
+    every level, round_cap may be absent (default 200), a forfeit may come at
+    any point after match_start.
 
     \b
     Examples:

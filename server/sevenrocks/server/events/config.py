@@ -95,7 +95,7 @@ class BotSettings:
 
 @dataclass(frozen=True, slots=True)
 class RatingSettings:
-    #: TrueSkill dynamics; 0 for fixed bots (DESIGN.md: tau > 0 keeps ratings drifting).
+    #: TrueSkill dynamics; 0 for fixed bots (tau > 0 keeps their ratings drifting forever).
     tau: float = 0.0
     draw_probability: float = 0.01
 

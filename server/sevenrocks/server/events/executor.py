@@ -6,7 +6,7 @@ again safely (the store keeps the first result). :class:`LocalExecutor` runs
 one embedded gRPC referee on loopback and launches each command entrant's bot
 process once (a bot plays many seats at once). :class:`InProcessExecutor` plays
 registered bots in this process with no network, to measure the event's own
-overhead. A cluster executor (issue 6) fits the same protocol.
+overhead. The Dask cluster executor (:mod:`.cluster`) fits the same protocol.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class LocalExecutor:
                 started = time.perf_counter()
                 try:
                     m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                                 extra={"event_id": task.event_id, "deal": task.deal})
+                                                 extra={"event_id": task.event_id, "deal_number": task.deal})
                 except RefereeStopped as e:
                     sup.end(generations)
                     on_result(Voided(task, str(e)))

@@ -6,7 +6,7 @@ database rather than trusted from memory. Seven Rocks rates bots through 2-vs-2
 team games and every partnership as one unit; fives rates a free-for-all by
 final rank. Bots are ranked by the conservative rating mu - 3 sigma.
 tau defaults to 0: the bots are fixed programs, and a positive tau keeps their
-ratings drifting forever (DESIGN.md).
+ratings drifting forever.
 """
 
 from __future__ import annotations

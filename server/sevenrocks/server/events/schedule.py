@@ -6,7 +6,7 @@ once under its id. The order is deal by deal (every matchup meets deal 0 before
 any meets deal 1), so a half-played event has an even spread of results and the
 ratings, which are applied in this order, are a pure function of the results.
 
-Seating (DESIGN.md, "What measurements say"): in a partnership matchup
+Seating (docs/tournament.md, "Formats and seating"): in a partnership matchup
 {A, B} vs {C, D} the two cyclic orders (A C B D and A D B C) both play every
 deal. A duplicate deal replays the deal with every player moved one seat
 clockwise: each partnership then holds the other's hands, the cyclic order is

@@ -82,7 +82,7 @@ CREATE TABLE IF NOT EXISTS matches (
 );
 CREATE TABLE IF NOT EXISTS records (
     match_id TEXT PRIMARY KEY REFERENCES matches(match_id),
-    lines TEXT NOT NULL                    -- the JSONL record (RECORDS.md)
+    lines TEXT NOT NULL                    -- the JSONL record (docs/records.md)
 );
 CREATE TABLE IF NOT EXISTS ratings (
     event_id TEXT NOT NULL REFERENCES events(event_id),

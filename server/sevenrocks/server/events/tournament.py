@@ -1,6 +1,6 @@
 """Running an event: schedule, skip what the database already holds, play, store, rate.
 
-The flow is one way: config -> schedule -> executor -> store -> ratings. Each
+The flow is one way (docs/design.md): config -> schedule -> executor -> store -> ratings. Each
 finished match is stored with the ratings it leads to in one transaction, so
 stopping at any moment loses at most the matches in flight, and running the same
 event again plays exactly the missing ones.

@@ -160,7 +160,7 @@ class MatchRun:
         """Send a TurnRequest and await the answer or the deadline; the time is measured here.
 
         The clock starts when the stream takes the request, not when it is queued
-        (back-pressure, issue 6): a referee busy with a thousand matches never times out
+        (back-pressure, docs/scale.md): a referee busy with a thousand matches never times out
         an innocent bot. A stream that takes nothing gets at most one more limit of grace.
         """
         link = self.links[seat]

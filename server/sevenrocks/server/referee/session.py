@@ -130,7 +130,7 @@ class Session:
     def send_turn(self, msg: pb.RefereeMessage, pending: Pending) -> None:
         """Queue a TurnRequest; its clock starts when :meth:`next_batch` hands it to the stream.
 
-        Back-pressure (issue 6): a referee busy with a thousand matches, or a stream slow
+        Back-pressure (docs/scale.md): a referee busy with a thousand matches, or a stream slow
         to take messages, never eats into a bot's thinking time.
         """
         self.send(msg)

@@ -1,0 +1,89 @@
+"""What a new bot author tries first, from the README: its bot, ``--help``, ``simulate``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sevenrocks.bots.random import RandomBot
+from sevenrocks.sdk.local import play_local
+from sevenrocks.sdk.registry import bot_names, import_bot_module, load_bot
+from sevenrocks.server.cli import cli
+
+ROOT = Path(__file__).parent.parent.parent
+SEVENROCKS = Path(sys.executable).with_name("sevenrocks")
+
+
+def readme_bot() -> str:
+    """The Python block of the README's "Write a bot" section, exactly as printed."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Write a bot", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "the README's Write a bot section has no python block"
+    return match.group(1)
+
+
+@pytest.fixture
+def bot_dir(tmp_path: Path) -> Path:
+    (tmp_path / "heaviest.py").write_text(readme_bot(), encoding="utf-8")
+    return tmp_path
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEVENROCKS_")}
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def test_the_readme_bot_gives_help_instead_of_dialling(bot_dir: Path) -> None:
+    out = subprocess.run([sys.executable, "heaviest.py", "--help"], cwd=bot_dir, env=clean_env(),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "--referee" in out.stdout and "SEVENROCKS_TOKEN" in out.stdout
+    assert "no referee address" not in out.stdout + out.stderr
+
+
+def test_the_readme_bot_without_a_referee_still_says_what_is_missing(bot_dir: Path) -> None:
+    out = subprocess.run([sys.executable, "heaviest.py"], cwd=bot_dir, env=clean_env(),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "no referee address" in out.stderr
+
+
+def test_the_readme_bot_plays_locally_when_imported(bot_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(bot_dir)
+    heaviest = import_bot_module("heaviest").Heaviest   # imports without dialling a referee
+    m = play_local([heaviest(), RandomBot(1), heaviest(), RandomBot(2)], seed=3)
+    assert m.end.reason.value in ("target", "round_cap")
+    assert load_bot(str(bot_dir / "heaviest.py") + ":Heaviest").display_name() == "heaviest"
+
+
+@pytest.mark.parametrize("spec", ["heaviest:Heaviest", "./heaviest.py:Heaviest"])
+def test_simulate_finds_the_readme_bot_in_the_current_directory(bot_dir: Path, spec: str) -> None:
+    assert SEVENROCKS.exists(), f"the sevenrocks script is not installed next to {sys.executable}"
+    out = subprocess.run([str(SEVENROCKS), "simulate", "--policies", f"{spec},random", "--matches", "2", "-q"],
+                         cwd=bot_dir, env=clean_env(), capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "win rate" in out.stdout and "heaviest" in out.stdout
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_simulate_fives_works_with_its_default_policies(players: int) -> None:
+    result = CliRunner().invoke(cli, ["simulate", "--ruleset", "fives", "--players", str(players),
+                                      "--matches", "2", "-q"])
+    assert result.exit_code == 0, result.output
+    seats = [line.split("│")[2].strip() for line in result.output.splitlines() if line.startswith("│")]
+    assert seats == ["greedy", "random", "greedy", "random"][:players]
+
+
+def test_simulate_help_lists_the_registered_bots() -> None:
+    result = CliRunner().invoke(cli, ["simulate", "--help"])
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    names = bot_names()
+    assert names and all(n in text for n in names)
+    assert "module:Class" in text and "file.py:Class" in text
