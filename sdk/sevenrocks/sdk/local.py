@@ -6,7 +6,6 @@ it, so a bot that works here works against the referee.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -83,6 +82,8 @@ def play_local(
         choice = choosers[seat](views[seat])
         if type(choice) is not Move:
             if inspect.iscoroutine(choice):
+                import asyncio  # only async bots need it (and it costs start-up time)
+
                 choice = asyncio.run(choice)
             if not isinstance(choice, Move):
                 raise BotMoveError(f"seat {seat} ({players[seat]}) returned {choice!r}, not a Move")

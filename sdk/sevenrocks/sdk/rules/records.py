@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import RecordError
-from .events import Draw, Event, Pass, Play
+from .events import Draw, Event, Pass, Play, RoundEnd, RoundStart
 from .layout import Port
+from .tiles import ALL_TILES, Tile
 from .rulesets import Ruleset
 from .state import DEAL_PROCEDURE
 
@@ -63,13 +64,30 @@ def dumps(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
-# The three lines a match has hundreds of (placements, passes, draws) are formatted
-# directly: the same text ``dumps(ev.to_json())`` gives, a fraction of its cost.
-# tests/rules/test_byte_identical.py pins the output to what json.dumps wrote.
+# The lines of every round (placements, passes, draws, the deal and the round's end)
+# are formatted directly: the same text ``dumps(ev.to_json())`` gives, at a fraction
+# of its cost. tests/rules/test_byte_identical.py pins the output to what json.dumps
+# wrote before this writer existed.
 _PORTS: dict[Port | None, str] = {None: "null"}
+_TILE: dict[Tile, str] = {t: f"[{t[0]}, {t[1]}]" for t in ALL_TILES}
 _PLAY_KEYS = frozenset(("event", "round", "seat", "tile", "port", "ends", "award", "scores"))
 _PASS_KEYS = frozenset(("event", "round", "seat"))
 _DRAW_KEYS = frozenset(("event", "round", "seat", "tile"))
+_START_KEYS = frozenset(("event", "round", "leader", "leader_by", "hands", "boneyard"))
+_END_KEYS = frozenset(("event", "round", "reason", "by", "hands", "settlement", "bonus", "scores"))
+
+
+def _tiles_text(tiles: Iterable[Tile]) -> str:
+    tile = _TILE
+    return "[" + ", ".join([tile[t] for t in tiles]) + "]"
+
+
+def _hands_text(hands: Iterable[Iterable[Tile]]) -> str:
+    return "[" + ", ".join([_tiles_text(h) for h in hands]) + "]"
+
+
+def _ints(xs: Iterable[int]) -> str:
+    return "[" + ", ".join(map(str, xs)) + "]"
 
 
 def _port_text(port: Port | None) -> str:
@@ -81,17 +99,32 @@ def _port_text(port: Port | None) -> str:
 
 
 def event_line(ev: Event) -> tuple[str, frozenset[str]] | None:
-    """The record line of a placement, pass or draw, and its keys; None for other events."""
+    """The record line of a round's event, and its keys; None for the match's end (rare: json.dumps)."""
     if isinstance(ev, Play):
         rnd, seat, (a, b), port, ends, award, scores = ev
         return (f'{{"event": "play", "round": {rnd}, "seat": {seat}, "tile": [{a}, {b}], '
                 f'"port": {_port_text(port)}, "ends": {ends}, "award": {award}, '
-                f'"scores": [{", ".join(map(str, scores))}]}}'), _PLAY_KEYS
+                f'"scores": {_ints(scores)}}}'), _PLAY_KEYS
     if isinstance(ev, Pass):
         return f'{{"event": "pass", "round": {ev.round}, "seat": {ev.seat}}}', _PASS_KEYS
     if isinstance(ev, Draw):
         rnd, seat, (a, b) = ev
         return f'{{"event": "draw", "round": {rnd}, "seat": {seat}, "tile": [{a}, {b}]}}', _DRAW_KEYS
+    if isinstance(ev, RoundStart):
+        return (f'{{"event": "round_start", "round": {ev.round}, "leader": {ev.leader}, '
+                f'"leader_by": "{ev.leader_by.value}", "hands": {_hands_text(ev.hands)}, '
+                f'"boneyard": {_tiles_text(ev.boneyard)}}}'), _START_KEYS
+    if isinstance(ev, RoundEnd):
+        head = (f'{{"event": "round_end", "round": {ev.round}, "reason": "{ev.reason.value}", '
+                f'"by": {"null" if ev.by is None else ev.by}, "hands": {_hands_text(ev.hands)}, ')
+        if ev.partnerships:
+            parts = ", ".join([f'{{"seat": {x.seat}, "pips": {x.pips}, "points": {x.points}}}' for x in ev.settlement])
+            middle = f'"settlement": [{parts}]'
+        elif ev.bonus is None:
+            middle = '"bonus": null'
+        else:
+            middle = f'"bonus": {{"seat": {ev.bonus.seat}, "points": {ev.bonus.points}}}'
+        return f'{head}{middle}, "scores": {_ints(ev.scores)}}}', _END_KEYS
     return None
 
 
@@ -122,7 +155,7 @@ def write_record(path: Path, lines: Sequence[str]) -> None:
     """Write a record atomically (a temp file renamed into place): never a half file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    tmp.write_text("\n".join(lines) + "\n" if lines else "", encoding="utf-8")
     tmp.replace(path)
 
 
