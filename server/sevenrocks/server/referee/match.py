@@ -129,12 +129,13 @@ class MatchRun:
         """Record ``new`` and send each live seat its view of it (each body serialized once)."""
         ranks: Sequence[int] = ()
         links = self.links
+        # Queuing a message never ends a seat, so the live seats are the same for every event.
+        live = [link.seat for link in links if link.session is not None and link.dead is None]
         for i, ev in enumerate(new):
             self.events.append(ev)
             self.extras.append(extra if (extra and i == 0) else {})
             if isinstance(ev, MatchEnd):
                 ranks = self.game.final_ranks()
-            live = [link.seat for link in links if link.session is not None and link.dead is None]
             for group, field, body in event_bodies(ev, live, self.scores, ranks):
                 data = body.SerializeToString()
                 for seat in group:
