@@ -171,14 +171,18 @@ class MatchRun:
                 pending.timer = timer  # Pending.start() moves the deadline to hand-off + limit
                 answer = await fut
         except TimeoutError:
-            if session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
+            if fut.done():  # answered in time, but the deadline fired before this task resumed
+                answer = fut.result()
+            elif session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
                 answer = await fut
             else:
                 link.pending = None
                 link.late.add(rid)
                 answer = Fault(seat, FaultCause.TIMEOUT,
                                f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
-        ms = (time.perf_counter() - (pending.sent_at or t0)) * 1000
+        # The clock stops when the answer arrived (Session.on_move), not when this task
+        # resumes: a busy referee's own scheduling is never charged to the bot.
+        ms = ((pending.answered_at or time.perf_counter()) - (pending.sent_at or t0)) * 1000
         if self.bank_left is not None:
             self.bank_left[seat] = max(0, bank - max(0, int(ms) - tc.per_move_ms))
         self.decision_ms[seat].append(ms)
