@@ -171,7 +171,7 @@ class MatchRun:
                 pending.timer = timer  # Pending.start() moves the deadline to hand-off + limit
                 answer = await fut
         except TimeoutError:
-            if fut.done():  # answered in time, but the deadline fired before this task resumed
+            if fut.done() and not fut.cancelled():  # answered in time; the deadline fired before this task resumed
                 answer = fut.result()
             elif session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
                 answer = await fut
