@@ -262,6 +262,13 @@ class Client:
             self.on_message(msg)
         kind = msg.WhichOneof("body")
         key = (msg.match_id, msg.seat)
+        if kind == "play":  # most messages: every seat hears every placement
+            view = self.views.get(key)
+            if view is not None:
+                p = msg.play
+                move = move_of(p.placement)
+                view.on_play(p.seat, move.tile, move.port, p.ends, p.award, p.scores)  # the table copies scores
+                return None
         if kind == "seat_assignment":
             new = SeatView(ruleset_of(msg.seat_assignment), msg.seat, msg.match_id)
             new.seat_names = list(msg.seat_assignment.seat_names)

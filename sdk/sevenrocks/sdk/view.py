@@ -338,7 +338,7 @@ class SeatView:
         self.table.on_round_start(round, leader, leader_by, hand_sizes, boneyard_size, scores)
         self._own_round(hand)
 
-    def on_play(self, seat: int, tile: Tile, port: Port | None, ends: int, award: int, scores: list[int]) -> None:
+    def on_play(self, seat: int, tile: Tile, port: Port | None, ends: int, award: int, scores: Sequence[int]) -> None:
         self.table.on_play(seat, tile, port, ends, award, scores)
         if seat == self.seat and tile in self.hand:
             self.hand.remove(tile)
