@@ -184,12 +184,19 @@ async def main() -> None:
     print(f"|{'-' * 56}|{'-' * 9}|{'-' * 8}|")
     for label, ms in rows:
         print(f"| {label:<54} | {ms:7.3f} | {ms / c['echo']:6.2f} |")
-    print("\nthroughput: seven-rocks, four random-bot processes (one per seat), per_move 5 s\n")
-    print(f"| {'concurrent matches':>18} | {'matches/s':>9} | {'decisions/s':>11} |")
-    print(f"|{'-' * 20}|{'-' * 11}|{'-' * 13}|")
+    print("\nthroughput: seven-rocks, four random-bot processes (one per seat), per_move 5 s; the baseline at\n"
+          "each level: bench_scale's echo with as many messages in flight over four streams to four client\n"
+          "processes, measured just before (round trips/s)\n")
+    from bench_scale import echo_run  # the concurrent echo (imports this module's Echo)
+
+    print(f"| {'concurrent matches':>18} | {'matches/s':>9} | {'decisions/s':>11} | {'echo round trips/s':>18} "
+          f"| {'decisions vs echo':>17} |")
+    print(f"|{'-' * 20}|{'-' * 11}|{'-' * 13}|{'-' * 20}|{'-' * 19}|")
     for conc, total in ((1, 6), (4, 16), (16, 48)):
+        e = await echo_run(conc, total=max(4000, 250 * conc), streams=min(4, conc))
+        eps = e["n"] / e["wall"]
         mps, dps = await throughput(conc, total)
-        print(f"| {conc:>18} | {mps:9.2f} | {dps:11.0f} |")
+        print(f"| {conc:>18} | {mps:9.2f} | {dps:11.0f} | {eps:18.0f} | {dps / eps:16.0%} |")
 
 
 if __name__ == "__main__":

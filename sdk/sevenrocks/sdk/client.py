@@ -122,13 +122,23 @@ class ThreadPacer:
     A thread keeps the stream (and the bot's other seats) alive while the bot thinks,
     but handing a call to a thread costs about as much as a loopback round trip. So
     ``auto`` starts in threads, moves onto the event loop only once the bot has shown
-    that its decisions are quick (the last ``PROBATION`` all under ``QUICK_S``), and goes
-    back to threads for good the first time a decision takes longer than ``SLOW_S``.
+    that its decisions are quick (the last ``PROBATION`` each computed for under
+    ``QUICK_S``), and goes back to threads for good the first time a decision computes
+    for longer than ``SLOW_S`` or takes longer than ``SLOW_WALL_S`` on the clock.
+
+    Why two clocks: a decision is timed where it runs, on the CPU time of that thread
+    and on the wall clock, never including the hand-off to the thread or the event
+    loop's own backlog. On a loaded machine the wall clock of a quick decision also
+    counts the GIL held by the loop and the cores taken by other processes, which
+    would keep a quick bot in threads (and make it slower still) exactly when a
+    referee is busiest; CPU time does not, and the wall limit still catches a bot
+    that waits (sleeps, blocks on I/O) instead of computing.
     """
 
     PROBATION = 20
     QUICK_S = 0.001
     SLOW_S = 0.005
+    SLOW_WALL_S = 0.05
 
     def __init__(self, mode: Threads = "auto") -> None:
         self.mode = mode
@@ -141,10 +151,18 @@ class ThreadPacer:
             return self.mode == "always"
         return self.slow_seen or self.quick_in_a_row < self.PROBATION
 
-    def took(self, seconds: float) -> None:
-        if seconds > self.SLOW_S:
+    def took(self, wall_s: float, cpu_s: float) -> None:
+        """One decision took ``wall_s`` on the clock and ``cpu_s`` of its thread's CPU."""
+        if cpu_s > self.SLOW_S or wall_s > self.SLOW_WALL_S:
             self.slow_seen = True
-        self.quick_in_a_row = self.quick_in_a_row + 1 if seconds < self.QUICK_S else 0
+        self.quick_in_a_row = self.quick_in_a_row + 1 if cpu_s < self.QUICK_S else 0
+
+
+def _timed(bot: Bot, view: SeatView) -> tuple[Move, float, float]:
+    """``bot.choose_move(view)`` with its wall and thread-CPU seconds, measured where it runs."""
+    w0, c0 = time.perf_counter(), time.thread_time()
+    move = bot.choose_move(view)
+    return move, time.perf_counter() - w0, time.thread_time() - c0
 
 
 class Client:
@@ -256,6 +274,13 @@ class Client:
             self.on_message(msg)
         kind = msg.WhichOneof("body")
         key = (msg.match_id, msg.seat)
+        if kind == "play":  # most messages: every seat hears every placement
+            view = self.views.get(key)
+            if view is not None:
+                p = msg.play
+                move = move_of(p.placement)
+                view.on_play(p.seat, move.tile, move.port, p.ends, p.award, p.scores)  # the table copies scores
+                return None
         if kind == "seat_assignment":
             new = SeatView(ruleset_of(msg.seat_assignment), msg.seat, msg.match_id)
             new.seat_names = list(msg.seat_assignment.seat_names)
@@ -310,9 +335,8 @@ class Client:
 
     def _choose_inline(self, bot: Bot, view: SeatView, request_id: int) -> pb.BotMessage:
         try:
-            t0 = time.perf_counter()
-            move = bot.choose_move(view)
-            self._pacer.took(time.perf_counter() - t0)
+            move, wall, cpu = _timed(bot, view)
+            self._pacer.took(wall, cpu)
             return self._reply(view, request_id, move)
         except Exception as e:
             return self._failed(view, request_id, e)
@@ -323,9 +347,8 @@ class Client:
             if isinstance(bot, AsyncBot):
                 move = await bot.choose_move(view)
             else:
-                t0 = time.perf_counter()
-                move = await asyncio.to_thread(bot.choose_move, view)
-                self._pacer.took(time.perf_counter() - t0)
+                move, wall, cpu = await asyncio.to_thread(_timed, bot, view)
+                self._pacer.took(wall, cpu)
             reply = self._reply(view, request_id, move)
         except asyncio.CancelledError:
             raise

@@ -73,8 +73,27 @@ def placement_msg(move: Move) -> pb.Placement:
     return msg
 
 
+#: Valid placements seen so far, by their fields: both ends of the wire convert the same
+#: few hundred placements over and over (a decision, every seat's copy of every play).
+_MOVES: dict[tuple[int, int, int, int, int, bool, bool, bool], Move] = {}
+
+
 def move_of(msg: pb.Placement) -> Move:
     """The engine move a placement names; :class:`WireError` if it names no valid tile or port."""
+    tile, port = msg.tile, msg.port
+    has_port = msg.HasField("port")
+    # Presence is part of the key: an absent tile reads as [0|0] and must stay an error.
+    key = (tile.low, tile.high, port.tile.low, port.tile.high, port.side, has_port,
+           msg.HasField("tile"), has_port and port.HasField("tile"))
+    move = _MOVES.get(key)
+    if move is None:
+        move = _move_of(msg)  # raises WireError for anything invalid, which is never cached
+        if len(_MOVES) < 20_000:
+            _MOVES[key] = move
+    return move
+
+
+def _move_of(msg: pb.Placement) -> Move:
     if not msg.HasField("tile"):
         raise WireError("placement has no tile")
     return Move(tile_of(msg.tile), port_of(msg.port) if msg.HasField("port") else None)

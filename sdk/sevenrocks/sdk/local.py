@@ -6,7 +6,6 @@ it, so a bot that works here works against the referee.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -14,7 +13,7 @@ from typing import Any, Sequence
 from .bot import AsyncBot, Bot
 from .rules import Event, GameState, IllegalMoveError, MatchEnd, Move, Ruleset, make_ruleset
 from .rules.records import MatchHeader, header_for, record_lines
-from .view import SeatView
+from .view import PublicTable, SeatView, observe_all
 
 
 @dataclass(slots=True)
@@ -77,31 +76,33 @@ def play_local(
     players = list(names) if names is not None else [b.display_name() for b in bots]
     header = header_for(match_id, rs, seed, players, extra)
     game = GameState(rs, seed=seed)
-    views = [SeatView(rs, s, match_id) for s in range(rs.players)]
+    # One public table for every seat: each event's public part is applied once.
+    table = PublicTable(rs)
+    views = [SeatView(rs, s, match_id, table) for s in range(rs.players)]
     for bot, view in zip(bots, views):
         bot.on_match_start(view)
-    events: list[Event] = []
-
-    def feed(new: list[Event]) -> None:
-        events.extend(new)
-        for ev in new:
-            for view in views:
-                view.observe(ev)
-
-    feed(game.start())
+    events: list[Event] = game.start()
+    for ev in events:
+        observe_all(views, table, ev)
+    choosers = [bot.choose_move for bot in bots]
+    play = game.play
     while not game.over:
         seat = game.turn
-        view = views[seat]
-        choice = bots[seat].choose_move(view)
-        if inspect.iscoroutine(choice):
-            choice = asyncio.run(choice)
-        if not isinstance(choice, Move):
-            raise BotMoveError(f"seat {seat} ({players[seat]}) returned {choice!r}, not a Move")
+        choice = choosers[seat](views[seat])
+        if type(choice) is not Move:
+            if inspect.iscoroutine(choice):
+                import asyncio  # only async bots need it (and it costs start-up time)
+
+                choice = asyncio.run(choice)
+            if not isinstance(choice, Move):
+                raise BotMoveError(f"seat {seat} ({players[seat]}) returned {choice!r}, not a Move")
         try:
-            new = game.play(choice)
+            new = play(choice)
         except IllegalMoveError as e:
             raise BotMoveError(f"seat {seat} ({players[seat]}): {e}") from None
-        feed(new)
+        events += new
+        for ev in new:
+            observe_all(views, table, ev)
     for bot, view in zip(bots, views):
         bot.on_match_end(view, game.winner)
     return LocalMatch(header, events, game)

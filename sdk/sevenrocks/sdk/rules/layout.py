@@ -98,8 +98,12 @@ def _port(t: Tile, side: Side) -> Port:
     return tuple.__new__(Port, (t, side))
 
 
-def _conn(port: Port, t: Tile, side: Side) -> Connection:
-    return tuple.__new__(Connection, (port, t, side))
+#: Every port of every tile, made once: ``_PORTS[t]`` is (low, high, line_a, line_b,
+#: branch_a, branch_b). Placing a tile looks its new ports up instead of building them,
+#: and the layout's dict then finds them by identity.
+_PORTS: dict[Tile, tuple[Port, ...]] = {
+    (a, b): tuple(_port((a, b), side) for side in Side) for a in range(7) for b in range(a, 7)
+}
 
 
 class Layout:
@@ -218,22 +222,23 @@ class Layout:
         t, port = move
         a, b = t
         opened = self._open
-        mk = _port
+        ports = _PORTS[t]  # low, high, line_a, line_b, branch_a, branch_b
         self.tiles.append(t)
         if port is None:
             if a == b:
                 self.spinner = t
-                opened[mk(t, Side.LINE_A)] = a
-                opened[mk(t, Side.LINE_B)] = a
+                opened[ports[2]] = a
+                opened[ports[3]] = a
                 self.total = 2 * a
             else:
-                opened[mk(t, Side.LOW)] = a
-                opened[mk(t, Side.HIGH)] = b
+                opened[ports[0]] = a
+                opened[ports[1]] = b
                 self.total = a + b
             return self.total
         value = opened.pop(port)
         host, host_side = port
         total = self.total
+        new = tuple.__new__
         if host[0] != host[1]:
             total -= value
         elif host == self.spinner:
@@ -241,24 +246,25 @@ class Layout:
                 self._spinner_lines += 1
                 if self._spinner_lines == 2:
                     total -= 2 * value
-                    opened[mk(host, Side.BRANCH_A)] = value
-                    opened[mk(host, Side.BRANCH_B)] = value
+                    host_ports = _PORTS[host]
+                    opened[host_ports[4]] = value
+                    opened[host_ports[5]] = value
         else:
             total -= 2 * value
         if a == b:
-            self.connections.append(_conn(port, t, Side.LINE_A))
+            self.connections.append(new(Connection, (port, t, Side.LINE_A)))
             if self.spinner is None:
                 self.spinner = t
                 self._spinner_lines = 1
-            opened[mk(t, Side.LINE_B)] = a
+            opened[ports[3]] = a
             total += 2 * a
         elif value == a:
-            self.connections.append(_conn(port, t, Side.LOW))
-            opened[mk(t, Side.HIGH)] = b
+            self.connections.append(new(Connection, (port, t, Side.LOW)))
+            opened[ports[1]] = b
             total += b
         else:
-            self.connections.append(_conn(port, t, Side.HIGH))
-            opened[mk(t, Side.LOW)] = a
+            self.connections.append(new(Connection, (port, t, Side.HIGH)))
+            opened[ports[0]] = a
             total += a
         self.total = total
         return total

@@ -10,10 +10,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+
+import msgspec
 
 from .errors import RecordError
-from .events import Event
+from .events import Draw, Event, Pass, Play, RoundEnd, RoundStart
+from .layout import Port
+from .tiles import ALL_TILES, Tile
 from .rulesets import Ruleset
 from .state import DEAL_PROCEDURE
 
@@ -66,14 +70,90 @@ def dumps(obj: dict[str, Any]) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+# The lines of every round (placements, passes, draws, the deal and the round's end)
+# are formatted directly: the same text ``dumps(ev.to_json())`` gives, at a fraction
+# of its cost. tests/rules/test_byte_identical.py pins the output to what json.dumps
+# wrote before this writer existed.
+_PORTS: dict[Port | None, str] = {None: "null"}
+_TILE: dict[Tile, str] = {t: f"[{t[0]}, {t[1]}]" for t in ALL_TILES}
+_PLAY_KEYS = frozenset(("event", "round", "seat", "tile", "port", "ends", "award", "scores"))
+_PASS_KEYS = frozenset(("event", "round", "seat"))
+_DRAW_KEYS = frozenset(("event", "round", "seat", "tile"))
+_START_KEYS = frozenset(("event", "round", "leader", "leader_by", "hands", "boneyard"))
+_END_KEYS = frozenset(("event", "round", "reason", "by", "hands", "settlement", "bonus", "scores"))
+
+
+def _tiles_text(tiles: Iterable[Tile]) -> str:
+    tile = _TILE
+    return "[" + ", ".join([tile[t] for t in tiles]) + "]"
+
+
+def _hands_text(hands: Iterable[Iterable[Tile]]) -> str:
+    return "[" + ", ".join([_tiles_text(h) for h in hands]) + "]"
+
+
+def _ints(xs: Iterable[int]) -> str:
+    return "[" + ", ".join(map(str, xs)) + "]"
+
+
+def _port_text(port: Port | None) -> str:
+    text = _PORTS.get(port)
+    if text is None:
+        (a, b), side = port  # type: ignore[misc]  # None is in the cache
+        text = _PORTS[port] = f'{{"tile": [{a}, {b}], "side": "{side.value}"}}'
+    return text
+
+
+def event_line(ev: Event) -> tuple[str, frozenset[str]] | None:
+    """The record line of a round's event, and its keys; None for the match's end (rare: json.dumps)."""
+    if isinstance(ev, Play):
+        rnd, seat, (a, b), port, ends, award, scores = ev
+        return (f'{{"event": "play", "round": {rnd}, "seat": {seat}, "tile": [{a}, {b}], '
+                f'"port": {_port_text(port)}, "ends": {ends}, "award": {award}, '
+                f'"scores": {_ints(scores)}}}'), _PLAY_KEYS
+    if isinstance(ev, Pass):
+        return f'{{"event": "pass", "round": {ev.round}, "seat": {ev.seat}}}', _PASS_KEYS
+    if isinstance(ev, Draw):
+        rnd, seat, (a, b) = ev
+        return f'{{"event": "draw", "round": {rnd}, "seat": {seat}, "tile": [{a}, {b}]}}', _DRAW_KEYS
+    if isinstance(ev, RoundStart):
+        return (f'{{"event": "round_start", "round": {ev.round}, "leader": {ev.leader}, '
+                f'"leader_by": "{ev.leader_by.value}", "hands": {_hands_text(ev.hands)}, '
+                f'"boneyard": {_tiles_text(ev.boneyard)}}}'), _START_KEYS
+    if isinstance(ev, RoundEnd):
+        head = (f'{{"event": "round_end", "round": {ev.round}, "reason": "{ev.reason.value}", '
+                f'"by": {"null" if ev.by is None else ev.by}, "hands": {_hands_text(ev.hands)}, ')
+        if ev.partnerships:
+            parts = ", ".join([f'{{"seat": {x.seat}, "pips": {x.pips}, "points": {x.points}}}' for x in ev.settlement])
+            middle = f'"settlement": [{parts}]'
+        elif ev.bonus is None:
+            middle = '"bonus": null'
+        else:
+            middle = f'"bonus": {{"seat": {ev.bonus.seat}, "points": {ev.bonus.points}}}'
+        return f'{head}{middle}, "scores": {_ints(ev.scores)}}}', _END_KEYS
+    return None
+
+
 def record_lines(header: MatchHeader, events: Iterable[Event], extras: Sequence[dict[str, Any]] = ()) -> list[str]:
     """The record's lines (without newlines); ``extras[i]`` adds keys to event ``i``."""
     lines = [dumps(header.to_json())]
+    append = lines.append
+    n_extras = len(extras)
     for i, ev in enumerate(events):
+        extra = extras[i] if i < n_extras else None
+        fast = event_line(ev)
+        if fast is not None:
+            line, keys = fast
+            if not extra:
+                append(line)
+                continue
+            if keys.isdisjoint(extra):  # new keys go last, as dict.update would put them
+                append(line[:-1] + ", " + dumps(extra)[1:])
+                continue
         obj = ev.to_json()
-        if i < len(extras) and extras[i]:
-            obj.update(extras[i])
-        lines.append(dumps(obj))
+        if extra:
+            obj.update(extra)
+        append(dumps(obj))
     return lines
 
 
@@ -81,14 +161,27 @@ def write_record(path: Path, lines: Sequence[str]) -> None:
     """Write a record atomically (a temp file renamed into place): never a half file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    tmp.write_text("\n".join(lines) + "\n" if lines else "", encoding="utf-8")
     tmp.replace(path)
 
 
-@dataclass(frozen=True, slots=True)
-class RecordLine:
+class RecordLine(NamedTuple):
     lineno: int
     data: dict[str, Any]
+
+
+_decode = msgspec.json.Decoder().decode
+
+
+def loads(raw: str) -> Any:
+    """Parse one record line: msgspec reads a well-formed line as the standard library
+    does (integers of any size included), at a fraction of the cost; anything it refuses
+    (NaN, a number out of float range, a lone surrogate, every malformed line) goes to
+    ``json.loads``, so values and error messages stay the standard library's."""
+    try:
+        return _decode(raw)
+    except ValueError:  # msgspec.DecodeError, UnicodeEncodeError
+        return json.loads(raw)
 
 
 def read_record(path: Path) -> Iterator[RecordLine]:
@@ -102,7 +195,7 @@ def parse_lines(lines: Iterable[str]) -> Iterator[RecordLine]:
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
+            data = loads(raw)
         except json.JSONDecodeError as e:
             raise RecordError(f"line {n}: not JSON ({e.msg})") from None
         if not isinstance(data, dict) or "event" not in data:

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any, Iterable, NoReturn
 
 from .errors import IllegalMoveError, RecordError, RulesError
-from .events import Draw, Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Offender, Pass, Play, RoundEnd
+from .events import Draw, Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Offender, Pass, Play, RoundEnd, port_json
 from .layout import Move, Port, Side
 from .records import RecordLine, parse_lines
 from .rulesets import make_ruleset
 from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal, forfeit_winner
-from .tiles import Tile, fmt, is_tile
+from .tiles import ALL_TILES, Tile, fmt, is_tile
 
 #: Stop listing a file's discrepancies after this many.
 MAX_PER_FILE = 50
@@ -46,7 +46,50 @@ class _Stop(Exception):
     """The record has left the engine's path: later lines cannot be checked."""
 
 
+# Fast paths: a well-formed line (nearly every line) is read and compared without the
+# general code below, which stays the one source of every message. Each fast path
+# only ever answers "exactly as the general code would, with nothing to report";
+# anything else falls through to the general code.
+_TILE_OF: dict[tuple[int, int], Tile] = {t: t for t in ALL_TILES}
+_SIDE_OF: dict[str, Side] = {s.value: s for s in Side}
+_PORT_JSON: dict[Port, dict[str, Any] | None] = {}
+_MISSING = "<missing>"
+
+
+def _same_play(ev: Play, d: dict[str, Any]) -> bool:
+    """True if ``d`` is the line ``ev.to_json()`` describes (compared as :meth:`_Replay.compare` does)."""
+    port = ev.port
+    if port is None:
+        want_port = None
+    else:
+        want_port = _PORT_JSON.get(port)
+        if want_port is None:
+            want_port = _PORT_JSON[port] = port_json(port)
+    a, b = ev.tile
+    return (d.get("event") == "play" and d.get("round", _MISSING) == ev.round and d.get("seat", _MISSING) == ev.seat
+            and d.get("tile", _MISSING) == [a, b] and d.get("port", _MISSING) == want_port
+            and d.get("ends", _MISSING) == ev.ends and d.get("award", _MISSING) == ev.award
+            and d.get("scores", _MISSING) == list(ev.scores))
+
+
+def _same_small(ev: Event, d: dict[str, Any]) -> bool:
+    """The same for a pass or a draw."""
+    if type(ev) is Pass:
+        return d.get("event") == "pass" and d.get("round", _MISSING) == ev.round and d.get("seat", _MISSING) == ev.seat
+    if type(ev) is Draw:
+        a, b = ev.tile
+        return (d.get("event") == "draw" and d.get("round", _MISSING) == ev.round
+                and d.get("seat", _MISSING) == ev.seat and d.get("tile", _MISSING) == [a, b])
+    return False
+
+
 def _tile(value: Any, what: str) -> Tile:
+    if type(value) is list and len(value) == 2:
+        a, b = value
+        if type(a) is int and type(b) is int:
+            t = _TILE_OF.get((a, b))
+            if t is not None:
+                return t
     if not (isinstance(value, list) and len(value) == 2 and all(isinstance(x, int) for x in value)):
         raise RecordError(f"{what} is {value!r}, not a tile [a, b]")
     t = (value[0], value[1])
@@ -58,6 +101,11 @@ def _tile(value: Any, what: str) -> Tile:
 def _port(value: Any) -> Port | None:
     if value is None:
         return None
+    if type(value) is dict and "tile" in value:
+        name = value.get("side")
+        side = _SIDE_OF.get(name) if type(name) is str else None
+        if side is not None:
+            return tuple.__new__(Port, (_tile(value["tile"], "port tile"), side))
     if not isinstance(value, dict) or "tile" not in value or "side" not in value:
         raise RecordError(f"port {value!r} is not {{\"tile\": [a, b], \"side\": ...}}")
     try:
@@ -244,7 +292,7 @@ class _Replay:
         if seat != g.turn:
             self.stop(n, f"wrong turn order: seat {seat} plays, but it is seat {g.turn}'s turn")
         try:
-            move = Move(_tile(d.get("tile"), "tile"), _port(d.get("port")))
+            move = tuple.__new__(Move, (_tile(d.get("tile"), "tile"), _port(d.get("port"))))
             events = g.play(move)
         except (RecordError, IllegalMoveError) as e:
             self.stop(n, str(e))
@@ -292,6 +340,11 @@ class _Replay:
     # ------------------------------------------------------------ comparing
 
     def compare(self, expected: Event, rec: RecordLine) -> None:
+        if type(expected) is Play:
+            if _same_play(expected, rec.data):
+                return
+        elif _same_small(expected, rec.data):
+            return
         g = self.game
         assert g is not None
         want = expected.to_json()

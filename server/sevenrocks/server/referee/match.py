@@ -140,12 +140,13 @@ class MatchRun:
         """Record ``new`` and send each live seat its view of it (each body serialized once)."""
         ranks: Sequence[int] = ()
         links = self.links
+        # Queuing a message never ends a seat, so the live seats are the same for every event.
+        live = [link.seat for link in links if link.session is not None and link.dead is None]
         for i, ev in enumerate(new):
             self.events.append(ev)
             self.extras.append(extra if (extra and i == 0) else {})
             if isinstance(ev, MatchEnd):
                 ranks = self.game.final_ranks()
-            live = [link.seat for link in links if link.session is not None and link.dead is None]
             for group, field, body in event_bodies(ev, live, self.scores, ranks):
                 data = body.SerializeToString()
                 for seat in group:
@@ -181,14 +182,18 @@ class MatchRun:
                 pending.timer = timer  # Pending.start() moves the deadline to hand-off + limit
                 answer = await fut
         except TimeoutError:
-            if session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
+            if fut.done() and not fut.cancelled():  # answered in time; the deadline fired before this task resumed
+                answer = fut.result()
+            elif session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
                 answer = await fut
             else:
                 link.pending = None
                 link.late.add(rid)
                 answer = Fault(seat, FaultCause.TIMEOUT,
                                f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
-        ms = (time.perf_counter() - (pending.sent_at or t0)) * 1000
+        # The clock stops when the answer arrived (Session.on_move), not when this task
+        # resumes: a busy referee's own scheduling is never charged to the bot.
+        ms = ((pending.answered_at or time.perf_counter()) - (pending.sent_at or t0)) * 1000
         if isinstance(answer, Fault) and answer.cause in (FaultCause.CRASH, FaultCause.DISCONNECT):
             self.lost_turn_sent_at = pending.sent_at or t0
         if self.bank_left is not None:

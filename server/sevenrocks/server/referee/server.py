@@ -26,6 +26,7 @@ from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 
 from .faults import FaultPolicy, TimeControl
 from .feed import FeedHub, SpectatorService
+from .gcpolicy import tune_for_serving
 from .match import MatchRun, RefereeMatch
 from .seats import ExitProbe, SeatRegistry, exit_detail
 from .session import Session
@@ -81,6 +82,7 @@ class Referee:
 
     async def start(self, address: str = "127.0.0.1:0", tls: tuple[bytes, bytes] | None = None) -> int:
         """Listen on ``address`` (``tls``: PEM certificate chain and key); return the bound port."""
+        tune_for_serving()  # full GC passes were the load run's longest pauses (gcpolicy.py)
         limit = max(4 * 1024 * 1024, 16 * self.max_message_bytes)
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limit),

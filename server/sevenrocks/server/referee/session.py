@@ -50,6 +50,8 @@ class Pending:
     #: perf_counter() when the request was handed to the stream.
     sent_at: float | None = None
     timer: asyncio.Timeout | None = None
+    #: perf_counter() when the bot's answer arrived.
+    answered_at: float | None = None
 
     def start(self, now: float) -> None:
         self.sent_at = now
@@ -195,6 +197,7 @@ class Session:
                 move: Move | Fault = move_of(msg.placement)
             except WireError as e:
                 move = Fault(link.seat, FaultCause.MALFORMED, f"request {rid}: {e}")
+            pending.answered_at = time.perf_counter()
             pending.future.set_result(move)
         elif rid in link.late:
             self.ignore(f"request {rid} answered after its deadline; already adjudicated", msg.match_id, msg.seat)

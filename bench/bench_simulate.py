@@ -1,0 +1,114 @@
+"""`sevenrocks simulate` as a user runs it, against OpenSpiel's engine in process, in the same run.
+
+Ours: the whole `sevenrocks simulate` process (interpreter start-up, imports, four
+random policies each fed its own SeatView, the summary table, one record file per
+match), timed in CPU seconds (user + system, from the child's rusage); a "play" is
+a placement, counted from the records afterwards (outside the timing). The
+baseline: OpenSpiel's ``python_team_dominoes`` (PyPI ``open-spiel``, the nearest
+public peer) playing random playouts *in process*, with no views, no records and
+no start-up, timed with ``time.process_time()``; a "play" is an ``apply_action`` on a
+player node (placements: OpenSpiel has no pass action). Ours and the baseline
+alternate so that machine noise hits both alike; the table quotes medians.
+
+    python bench/bench_simulate.py [--reps 5] [--matches 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def simulate(matches: int, records: Path | None, policies: str = "random") -> tuple[int, float]:
+    """(plays, CPU seconds) of one `sevenrocks simulate` process."""
+    cmd = [sys.executable, "-m", "sevenrocks.server.cli", "simulate", "--matches", str(matches), "--seed", "1",
+           "--policies", policies, "-q"]
+    if records is not None:
+        cmd += ["--records", str(records)]
+    before = os.times()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    plays = 0
+    if records is not None:
+        for p in records.glob("*.jsonl"):
+            plays += p.read_bytes().count(b'{"event": "play"')
+    return plays, cpu
+
+
+def openspiel(seconds: float) -> tuple[int, float] | None:
+    """(plays, CPU seconds) of random OpenSpiel playouts for about ``seconds`` of CPU."""
+    try:
+        import pyspiel
+        from open_spiel.python.games import team_dominoes  # noqa: F401  (registers the game)
+    except ImportError:
+        return None
+    game = pyspiel.load_game("python_team_dominoes")
+    rng = random.Random(0)
+    plays = 0
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(rng.choice(state.chance_outcomes())[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+                plays += 1
+    return plays, time.process_time() - start
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--matches", type=int, default=300, help="matches per simulate process (about 110,000 plays)")
+    args = ap.parse_args()
+    rows: dict[str, list[tuple[int, float]]] = {"records": [], "no records": [], "greedy": [], "openspiel": []}
+    plays_per_match = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for rep in range(args.reps):
+            out = Path(tmp) / f"r{rep}"
+            plays, cpu = simulate(args.matches, out)
+            rows["records"].append((plays, cpu))
+            plays_per_match = plays / args.matches
+            _, cpu = simulate(args.matches, None)
+            rows["no records"].append((plays, cpu))  # the same seed plays the same matches
+            gout = Path(tmp) / f"g{rep}"
+            rows["greedy"].append(simulate(args.matches, gout, "greedy"))
+            base = openspiel(cpu)
+            if base is not None:
+                rows["openspiel"].append(base)
+
+    def rate(key: str) -> float:
+        return statistics.median(p / c for p, c in rows[key]) if rows[key] else float("nan")
+
+    base = rate("openspiel")
+    print(f"`sevenrocks simulate --matches {args.matches}` processes ({plays_per_match:.0f} plays a match), "
+          f"median of {args.reps}; OpenSpiel random playouts in process for as many CPU seconds\n")
+    print("| what | plays | CPU s | plays per CPU s | vs OpenSpiel |")
+    print("|---|---:|---:|---:|---:|")
+    labels = {
+        "records": "simulate, four random policies, --records (whole process)",
+        "no records": "simulate, four random policies, no records (whole process)",
+        "greedy": "simulate, four greedy policies, --records (whole process)",
+        "openspiel": "OpenSpiel python_team_dominoes, random, in process (baseline)",
+    }
+    for key, label in labels.items():
+        if not rows[key]:
+            print(f"| {label} | n/a | n/a | n/a | n/a (open-spiel not installed) |")
+            continue
+        plays = statistics.median(p for p, _ in rows[key])
+        cpu = statistics.median(c for _, c in rows[key])
+        ratio = f"{rate(key) / base:.2f}x" if rows["openspiel"] else "n/a"
+        print(f"| {label} | {plays:,.0f} | {cpu:.2f} | {rate(key):,.0f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
