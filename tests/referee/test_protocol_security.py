@@ -116,19 +116,29 @@ def test_a_second_stream_is_refused_and_a_reconnect_after_the_first_ends_is_acce
     asyncio.run(go())
 
 
-def test_a_stream_without_hello_is_closed_within_the_hello_timeout(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(referee_server, "HELLO_TIMEOUT_S", 0.5)
+def test_streams_without_hello_are_bounded_and_closed_within_the_hello_timeout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four silent streams of one token wait (and are closed at the Hello timeout); a fifth is refused at once."""
+    monkeypatch.setattr(referee_server, "HELLO_TIMEOUT_S", 1.5)
+
+    async def outcome(call: Any) -> tuple[grpc.StatusCode, str]:
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await first_batch(call)
+        return err.value.code(), err.value.details() or ""
 
     async def go() -> None:
         async with table({"a": None}, tmp_path) as t:
             async with grpc.aio.insecure_channel(t.address) as ch:
-                silent = raw_play(ch, "token-a")
-                with pytest.raises(grpc.aio.AioRpcError) as err:
-                    await first_batch(silent)
-                assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-                assert "no Hello within 0.5 s" in (err.value.details() or "")
-                assert "a" not in t.referee.connected()
+                silent = [raw_play(ch, "token-a") for _ in range(referee_server.MAX_AWAITING_HELLO)]
+                waiting = [asyncio.create_task(outcome(c)) for c in silent]
+                while t.referee._awaiting_hello["a"] < referee_server.MAX_AWAITING_HELLO:
+                    await asyncio.sleep(0.01)
+                code, detail = await outcome(raw_play(ch, "token-a"))
+                assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "waiting to send their Hello" in detail
+                assert not any(w.done() for w in waiting)
+                for code, detail in await asyncio.gather(*waiting):
+                    assert code == grpc.StatusCode.DEADLINE_EXCEEDED and "no Hello within 1.5 s" in detail
+                assert "a" not in t.referee.connected() and t.referee._awaiting_hello["a"] == 0
 
     asyncio.run(go())
 

@@ -13,6 +13,7 @@ import itertools
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 #: A bot must send its Hello this soon after opening the stream.
 HELLO_TIMEOUT_S = 5.0
+#: Streams of one token that may wait for their Hello at once (more are refused at once).
+MAX_AWAITING_HELLO = 4
 #: Messages gRPC itself accepts, far above any referee limit: a bigger one fails the whole
 #: call before the referee sees it (still charged ``malformed``, see :meth:`Referee._read`).
 GRPC_RECEIVE_LIMIT = 64 * 1024 * 1024
@@ -83,6 +86,7 @@ class Referee:
         self._health: CappedHealth | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._session_ids = itertools.count(1)
+        self._awaiting_hello: Counter[str] = Counter()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -194,6 +198,11 @@ class Referee:
                                 "missing or unknown token: send metadata 'authorization: Bearer <token>' "
                                 "with the token the operator gave your entrant (SEVENROCKS_TOKEN)")
         assert entrant is not None
+        if self._awaiting_hello[entrant] >= MAX_AWAITING_HELLO:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"entrant {entrant!r} has {MAX_AWAITING_HELLO} streams waiting to send their Hello; "
+                                "send the Hello first thing on every stream")
+        self._awaiting_hello[entrant] += 1
         try:
             first = await asyncio.wait_for(anext(requests), HELLO_TIMEOUT_S)
         except StopAsyncIteration:
@@ -201,6 +210,8 @@ class Referee:
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:g} s")
             return
+        finally:
+            self._awaiting_hello[entrant] -= 1
         if isinstance(first, BadMessage) or first.WhichOneof("body") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message on the stream must be a Hello")
             return
