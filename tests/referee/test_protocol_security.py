@@ -31,6 +31,7 @@ from sevenrocks.v1 import referee_pb2 as pb
 from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 
 from .harness import assert_clean, assert_normal, fault_bot, script, sdk_bot, table
+from .test_hidden import tiles_in
 
 SR = make_ruleset("seven-rocks")
 TILE = re.compile(r"\[\d+\|\d+\]")
@@ -171,10 +172,56 @@ def test_no_forfeit_detail_on_the_wire_names_a_tile(tmp_path: Path) -> None:
               [x.match_result for x in feed if x.HasField("match_result")] + \
               [s.result for s in listed.matches if s.match_id == "A"]
     assert len(results) == 5  # three seats of the spy, the live feed, ListMatches
+    assert feed_leaks(feed) == []
     for r in results:
         assert r.offender.cause == "illegal" and "is illegal" in r.offender.detail
         assert not TILE.search(r.offender.detail), r.offender.detail
         assert "[?|?]" in r.offender.detail
+
+
+def feed_leaks(feed: list[pb.RefereeMessage]) -> list[str]:
+    """Tiles the spectator feed shows before they are played (or revealed by RoundEnd)."""
+    problems: list[str] = []
+    placed: set[tuple[int, int]] = set()
+    for msg in feed:
+        kind = msg.WhichOneof("body")
+        if kind == "deal":
+            placed = set()
+        if kind == "play":
+            t = msg.play.placement.tile
+            placed.add((t.low, t.high))
+        if kind == "round_end":
+            continue  # every hand is public now
+        problems += [f"{kind} shows unplayed tile {t}" for t in tiles_in(msg) if t not in placed]
+    return problems
+
+
+def test_the_spectator_feed_shows_no_tile_before_it_is_played_or_revealed(tmp_path: Path) -> None:
+    """3-player fives (hidden draws): a live watcher sees each RoundEnd only after the round's
+    last play, and no tile before it is played; the feed checker itself catches a leak."""
+
+    async def go() -> tuple[Any, list[pb.RefereeMessage]]:
+        async with table({"r": sdk_bot("random")}, tmp_path) as t:
+            await t.referee.wait_for_entrants(["r"], 20)
+            game = asyncio.create_task(t.referee.play_match("f3", make_ruleset("fives", 3), 12, ["r"] * 3))
+            while "f3" not in t.referee.feed.running:
+                await asyncio.sleep(0.01)
+            async with grpc.aio.insecure_channel(t.address) as ch:
+                feed = [m async for m in pb_grpc.SpectatorStub(ch).WatchMatch(pb.WatchMatchRequest(match_id="f3"))]
+            return await game, feed
+
+    m, feed = asyncio.run(go())
+    assert_normal(m)
+    assert feed_leaks(feed) == []
+    kinds = [f.WhichOneof("body") for f in feed]
+    assert "draw" in kinds and "round_end" in kinds
+    record = [json.loads(line) for line in m.record_lines]
+    order = [e["event"] for e in record if e["event"] in ("round_start", "play", "pass", "draw", "round_end")]
+    shown = [{"deal": "round_start", "passed": "pass"}.get(k, k) for k in kinds
+             if k in ("deal", "play", "passed", "draw", "round_end")]
+    assert shown == order, "the feed shows every public event in the record's order, reveals included"
+    leak = pb.RefereeMessage(deal=pb.Deal(round=1, hand=[pb.Tile(low=2, high=5)]))
+    assert feed_leaks([leak]) == ["deal shows unplayed tile (2, 5)"]
 
 
 def test_a_hidden_match_is_neither_listed_nor_watchable(tmp_path: Path) -> None:
