@@ -16,6 +16,7 @@ from sevenrocks.sdk.rules import RULESET_NAMES, SEVEN_ROCKS, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
 from ..referee.faults import FaultPolicy, TimeControl
+from ..referee.guard import is_loopback
 from ..referee import Referee
 
 
@@ -187,6 +188,9 @@ def serve(listen: str, tls_cert: Path | None, tls_key: Path | None, entrants_fil
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     tls = (tls_cert.read_bytes(), tls_key.read_bytes()) if tls_cert and tls_key else None
+    if tls is None and not is_loopback(listen):
+        click.echo(f"warning: listening on {listen} without TLS: tokens and hands cross the network in clear; "
+                   "give --tls-cert and --tls-key (docs/security.md)", err=True)
     tokens = parse_entrants(entrants_file, os.environ)
     for warning in token_warnings(tokens):
         click.echo(warning, err=True)

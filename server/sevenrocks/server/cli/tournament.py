@@ -77,6 +77,11 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
     tls = read_tls(tls_cert, tls_key)
+    from ..referee.guard import is_loopback  # here: `--help` need not load gRPC
+
+    if tls is None and not is_loopback(listen):
+        click.echo(f"warning: listening on {listen} without TLS: remote entrants' tokens and hands cross the "
+                   "network in clear; give --tls-cert and --tls-key (docs/security.md)", err=True)
     if tls is not None and cluster is not None:
         raise click.UsageError("--tls-cert/--tls-key serve remote entrants from the embedded referee; "
                                "a --cluster event has no remote entrants")

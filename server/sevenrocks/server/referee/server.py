@@ -43,8 +43,9 @@ PROTOCOL_VERSION = 1
 HELLO_TIMEOUT_S = 5.0
 #: Streams of one token that may wait for their Hello at once (more are refused at once).
 MAX_AWAITING_HELLO = 4
-#: Messages gRPC itself accepts, far above any referee limit: a bigger one fails the whole
-#: call before the referee sees it (still charged ``malformed``, see :meth:`Referee._read`).
+#: Messages gRPC itself accepts, far above the referee's own limit, so that an oversized
+#: message reaches the referee and is charged ``malformed``. A bigger one ends the whole
+#: call before the referee sees it (a disconnect, see :meth:`Referee._read`).
 GRPC_RECEIVE_LIMIT = 64 * 1024 * 1024
 #: How long a lost stream waits for its bot process to show an exit code (crash vs disconnect).
 CRASH_PROBE_S = 0.25
@@ -87,6 +88,8 @@ class Referee:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._session_ids = itertools.count(1)
         self._awaiting_hello: Counter[str] = Counter()
+        #: gRPC's own receive limit once started (see GRPC_RECEIVE_LIMIT).
+        self.grpc_receive_limit = GRPC_RECEIVE_LIMIT
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -97,7 +100,7 @@ class Referee:
         connections that never finish their handshake or carry no call (:mod:`.guard`).
         """
         soft, _ = raise_open_files_limit()
-        limit = max(GRPC_RECEIVE_LIMIT, 16 * self.max_message_bytes)
+        self.grpc_receive_limit = limit = max(GRPC_RECEIVE_LIMIT, 16 * self.max_message_bytes)
         server = grpc.aio.server(options=server_options(limit, connection_budget(soft)))
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("sevenrocks.v1.Referee", {
             "Play": grpc.stream_stream_rpc_method_handler(
@@ -288,7 +291,7 @@ class Referee:
             # cancels, and when it sends a message over GRPC_RECEIVE_LIMIT (which the
             # referee never sees): the detail names all three.
             detail = ("the bot's stream ended (it closed or cancelled the stream, or sent a message over "
-                      f"gRPC's {GRPC_RECEIVE_LIMIT // (1024 * 1024)} MiB limit)")
+                      f"gRPC's {self.grpc_receive_limit // (1024 * 1024)} MiB limit)")
         if not session.closed:
             self._lose(session, FaultCause.DISCONNECT, detail)
 
