@@ -156,10 +156,22 @@ async def hold_watchers(port: int, n: int) -> tuple[list[grpc.aio.Channel], list
     return channels, calls, outcomes
 
 
+def server_sockets(pid: int) -> int:
+    """Sockets the process holds open (its listening ports included)."""
+    count = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            count += os.readlink(fd).startswith("socket:")
+        except OSError:
+            pass  # closed meanwhile
+    return count
+
+
 def test_idle_connections_and_health_watchers_do_not_lock_out_health_or_bots(tmp_path: Path, enough_files: None) -> None:
-    """ulimit -n 1024 (soft; hard 4096): 1,100 idle TCP connections and 5,000 Health.Watch
-    streams. The referee raised its soft limit, caps the watchers, answers a health check
-    within 1 s over a new connection, and two bots then connect and finish their match."""
+    """ulimit -n 1024 (soft; hard 4096): 5,000 Health.Watch attempts, then 1,100 idle TCP
+    connections. The referee raised its soft limit and holds 64 watchers (refusing the
+    rest); with every idle connection held, a health check over a new connection answers
+    within 1 s, and two bots then connect and finish their match while the watchers stay."""
     path = entrants_file(tmp_path, TOKENS)
     proc = subprocess.Popen(
         serve_cmd("--entrants", str(path), "--ruleset", "fives", "--players", "2", "--target", "50",
@@ -170,37 +182,39 @@ def test_idle_connections_and_health_watchers_do_not_lock_out_health_or_bots(tmp
     try:
         port = listening_port(proc)
         assert soft_nofile(proc.pid) == 4096, "serve raises its soft open-files limit to the hard one"
-        for _ in range(IDLE_CONNECTIONS):
-            idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
 
-        async def flood_then_check() -> tuple[dict[str, int], float, int]:
+        async def attack() -> tuple[dict[str, int], int, float, int, str, str]:
             channels, calls, outcomes = await hold_watchers(port, HEALTH_WATCHERS)
             try:
+                for _ in range(IDLE_CONNECTIONS):
+                    idle.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+                deadline = time.monotonic() + 10
+                while (held := server_sockets(proc.pid)) < IDLE_CONNECTIONS and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
                 async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
                     t0 = time.monotonic()
                     reply = await health_pb2_grpc.HealthStub(ch).Check(health_pb2.HealthCheckRequest(service=""),
                                                                       timeout=1.0)
                     took = time.monotonic() - t0
-                return outcomes, took, reply.status
+                for token in TOKENS.values():
+                    env = dict(os.environ, SEVENROCKS_REFEREE=f"127.0.0.1:{port}", SEVENROCKS_TOKEN=token)
+                    bots.append(subprocess.Popen([sys.executable, "-m", "sevenrocks.bots.random"], env=env))
+                out, err = await asyncio.to_thread(proc.communicate, timeout=120)
+                return outcomes, held, took, reply.status, out, err
             finally:
                 for c in calls:
                     c.cancel()  # type: ignore[attr-defined]
                 for ch in channels:
                     await ch.close()
 
-        outcomes, took, status = asyncio.run(flood_then_check())
-        assert status == health_pb2.HealthCheckResponse.SERVING and took < 1.0
+        outcomes, held, took, status, out, err = asyncio.run(attack())
         # 64 watchers are held; every other one is refused at once (RESOURCE_EXHAUSTED, or
         # UNAVAILABLE where gRPC's own flood guard closed a connection of refused calls).
         assert outcomes.get("serving") == 64, outcomes
         assert set(outcomes) <= {"serving", "RESOURCE_EXHAUSTED", "UNAVAILABLE"}, outcomes
         assert outcomes.get("RESOURCE_EXHAUSTED", 0) > 0
-        still_open = sum(1 for s in idle if s.fileno() >= 0)
-        assert still_open == IDLE_CONNECTIONS  # the flood is still there while the bots connect
-        for token in TOKENS.values():
-            env = dict(os.environ, SEVENROCKS_REFEREE=f"127.0.0.1:{port}", SEVENROCKS_TOKEN=token)
-            bots.append(subprocess.Popen([sys.executable, "-m", "sevenrocks.bots.random"], env=env))
-        out, err = proc.communicate(timeout=120)
+        assert held >= IDLE_CONNECTIONS, f"the referee held only {held} sockets when it was checked"
+        assert status == health_pb2.HealthCheckResponse.SERVING and took < 1.0
         assert proc.returncode == 0, err
         assert "serve-1-0000: " in out and "winner" in out
         assert all(b.wait(20) == 0 for b in bots)
