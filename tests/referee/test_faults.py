@@ -23,8 +23,13 @@ from .harness import assert_clean, assert_normal, fault_bot, script, sdk_bot, ta
 SR = make_ruleset("seven-rocks")
 
 
-async def fault_and_bystander(t_bots: dict[str, list[str] | None], tmp_path: Path, **kw: object) -> tuple[RefereeMatch, RefereeMatch, str]:
+async def fault_and_bystander(t_bots: dict[str, list[str] | None], tmp_path: Path, ready: bool = False,
+                              **kw: object) -> tuple[RefereeMatch, RefereeMatch, str]:
+    """``ready``: first wait until every launched bot has connected (for short connect timeouts)."""
     async with table(t_bots, tmp_path, **kw) as t:  # type: ignore[arg-type]
+        if ready:
+            launched = [n for n, cmd in t_bots.items() if cmd is not None]
+            assert await t.referee.wait_for_entrants(launched, 30) == set(launched)
         a, b = await asyncio.gather(
             t.referee.play_match("A", SR, 21, ["bad", "good", "good", "good"]),
             t.referee.play_match("B", SR, 22, ["other"] * 4),
@@ -138,8 +143,10 @@ def test_another_entrants_token(tmp_path: Path) -> None:
 
 
 def test_entrant_that_never_connects(tmp_path: Path) -> None:
+    # The 1 s timeout is for 'bad'; the other bots' processes may take longer than that to
+    # start on a loaded machine, so the matches begin once they are connected.
     a, b, _ = asyncio.run(fault_and_bystander(
-        bots(None), tmp_path, time_control=TimeControl(per_move_ms=3000, connect_timeout_s=1.0)))
+        bots(None), tmp_path, ready=True, time_control=TimeControl(per_move_ms=3000, connect_timeout_s=1.0)))
     check(a, b, "disconnect", "did not connect within 1 s")
 
 

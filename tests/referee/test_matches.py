@@ -136,9 +136,13 @@ def test_sevenrocks_serve_plays_matches_between_bots_that_dial_in(tmp_path: Path
     import os
     import re
 
+    tokens = {"a": "token-a-0123456789", "b": "token-b-0123456789"}
+    entrants = tmp_path / "entrants.txt"
+    entrants.write_text("".join(f"{n}={t}\n" for n, t in tokens.items()))
+    entrants.chmod(0o600)
     serve = subprocess.Popen(
-        [sys.executable, "-m", "sevenrocks.server.cli", "serve", "--listen", "127.0.0.1:0", "--entrant", "a=ta",
-         "--entrant", "b=tb", "--ruleset", "fives", "--players", "2", "--matches", "2", "--records", str(tmp_path)],
+        [sys.executable, "-m", "sevenrocks.server.cli", "serve", "--listen", "127.0.0.1:0", "--entrants", str(entrants),
+         "--ruleset", "fives", "--players", "2", "--matches", "2", "--records", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     bots: list[subprocess.Popen[bytes]] = []
     try:
@@ -146,7 +150,7 @@ def test_sevenrocks_serve_plays_matches_between_bots_that_dial_in(tmp_path: Path
         first = serve.stdout.readline()
         port = re.search(r"listening on 127\.0\.0\.1:(\d+)", first)
         assert port, first
-        for token in ("ta", "tb"):
+        for token in tokens.values():
             env = dict(os.environ, SEVENROCKS_REFEREE=f"127.0.0.1:{port.group(1)}", SEVENROCKS_TOKEN=token)
             bots.append(subprocess.Popen([sys.executable, "-m", "sevenrocks.bots.random"], env=env))
         out, _ = serve.communicate(timeout=120)

@@ -26,21 +26,28 @@ from .conftest import is_launched_bot, small_event
 
 def test_streams_beyond_max_streams_are_refused_and_retry(tmp_path: Path) -> None:
     async def main() -> None:
-        referee = Referee({"a": "token-a"}, TimeControl(per_move_ms=5000, connect_timeout_s=20), max_streams=1)
+        # Two entrants (a token holds one stream at most), room for one stream.
+        tokens = {"a": "token-a-0123456789", "b": "token-b-0123456789"}
+        referee = Referee(tokens, TimeControl(per_move_ms=5000, connect_timeout_s=20), max_streams=1)
         port = await referee.start()
-        bots = [BotProcess().start("greedy", f"127.0.0.1:{port}", "token-a", tmp_path / f"bot{i}.log", entrant="a")
-                for i in range(2)]
+        bots = [BotProcess().start("greedy", f"127.0.0.1:{port}", tokens[n], tmp_path / f"bot-{n}.log", entrant=n)
+                for n in tokens]
         try:
-            assert await referee.wait_for_entrants(["a"], 20) == {"a"}
+            deadline = time.monotonic() + 20
+            while not referee.connected() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            first = referee.connected()
+            assert len(first) == 1
+            (name,) = first
             logs = ""
             deadline = time.monotonic() + 30
             while "limit of 1 bot streams" not in logs and time.monotonic() < deadline:
-                await asyncio.sleep(0.1)  # the second bot is refused, backs off and tries again
-                logs = "".join(p.read_text() for p in tmp_path.glob("bot*.log"))
+                await asyncio.sleep(0.1)  # the other bot is refused, backs off and tries again
+                logs = "".join(p.read_text() for p in tmp_path.glob("bot-*.log"))
             assert "limit of 1 bot streams" in logs
-            m = await referee.play_match("limited", make_ruleset(), 5, ["a"] * 4)
+            m = await referee.play_match("limited", make_ruleset(), 5, [name] * 4)
             assert m.offender is None and verify_lines(m.record_lines) == []
-            assert len(referee.sessions["a"]) == 1
+            assert referee.seats.open_streams() == 1
             assert all(b.alive for b in bots)  # refused, not failed: it keeps trying
         finally:
             await referee.stop()

@@ -17,7 +17,12 @@ in the call metadata:
 
 A missing, unknown or mismatched token (see Hello.entrant) ends the call with
 status UNAUTHENTICATED before anything else is sent. An unsupported
-protocol_version ends it with FAILED_PRECONDITION.
+protocol_version ends it with FAILED_PRECONDITION. A token holds one live
+stream at a time: a second stream with a token whose stream is still open is
+refused ALREADY_EXISTS after its Hello and never given a seat (a bot whose
+connection died retries; the referee drops the dead stream when it sees it
+end, or by keepalive within about 30 s). The Hello must come within 5 s of
+opening the stream (DEADLINE_EXCEEDED otherwise).
 
 ## The turn sequence
 
@@ -49,7 +54,8 @@ time_left_ms runs out (plus bank_left_ms if the event has a bank).
 ## What a seat sees
 
 A seat receives its own hand (Deal) and its own drawn tiles (DrawEvent.tile)
-and never another seat's hidden tile until RoundEnd reveals every hand.
+and never another seat's hidden tile until RoundEnd reveals every hand. Fault
+details on the wire (Offender.detail) name no tile: each is written [?|?].
 
 ## Faults
 
@@ -58,7 +64,10 @@ illegal move, a malformed or oversized message, an unknown or duplicate
 request_id, that disconnects or crashes, is handled by the event's fault
 policy: by default its side forfeits the match (MatchResult.offender says who,
 why and when); alternatively the referee plays the first legal move for it and
-counts a strike, forfeiting after a set number of strikes. A Move that arrives
+counts a strike, forfeiting after a set number of strikes (one fault, one
+strike: an unparseable message costs one strike in each match of the stream).
+A message over Welcome.max_message_bytes is malformed; one over 64 MiB is
+refused by gRPC itself and ends the call (a disconnect). A Move that arrives
 after its deadline has already been adjudicated and is ignored. Faults never
 affect any other match.
 """
@@ -202,7 +211,10 @@ class Offender(_message.Message):
     cause: _builtins.str
     """One of: timeout, illegal, malformed, disconnect, crash."""
     detail: _builtins.str
-    """What happened, in words (round, request, the bad input)."""
+    """What happened, in words (round, request, the bad input). On the wire every
+    tile it would name is written [?|?] (an illegal move names a tile still in
+    the offender's hand); the stored record keeps the whole detail.
+    """
     def __init__(
         self,
         *,

@@ -102,7 +102,12 @@ class Referee:
 
 
 class SpectatorStub:
-    """Read-only calls for operators and spectators (no token needed).
+    """Read-only calls for operators and spectators. When the referee has a spectator
+    token, every call sends it as `authorization: Bearer <spectator token>`
+    (UNAUTHENTICATED otherwise); without one the service answers on loopback only
+    (PERMISSION_DENIED beyond). Matches of duplicate deals are never shown (neither
+    listed nor watchable: NOT_FOUND). At most 256 WatchMatch streams are open at
+    once (RESOURCE_EXHAUSTED beyond).
     """
 
     def __init__(self, channel):
@@ -124,7 +129,12 @@ class SpectatorStub:
 
 
 class SpectatorServicer:
-    """Read-only calls for operators and spectators (no token needed).
+    """Read-only calls for operators and spectators. When the referee has a spectator
+    token, every call sends it as `authorization: Bearer <spectator token>`
+    (UNAUTHENTICATED otherwise); without one the service answers on loopback only
+    (PERMISSION_DENIED beyond). Matches of duplicate deals are never shown (neither
+    listed nor watchable: NOT_FOUND). At most 256 WatchMatch streams are open at
+    once (RESOURCE_EXHAUSTED beyond).
     """
 
     def ListMatches(self, request, context):
@@ -168,7 +178,12 @@ def add_SpectatorServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Spectator:
-    """Read-only calls for operators and spectators (no token needed).
+    """Read-only calls for operators and spectators. When the referee has a spectator
+    token, every call sends it as `authorization: Bearer <spectator token>`
+    (UNAUTHENTICATED otherwise); without one the service answers on loopback only
+    (PERMISSION_DENIED beyond). Matches of duplicate deals are never shown (neither
+    listed nor watchable: NOT_FOUND). At most 256 WatchMatch streams are open at
+    once (RESOURCE_EXHAUSTED beyond).
     """
 
     @staticmethod

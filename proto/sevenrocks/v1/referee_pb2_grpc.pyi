@@ -17,7 +17,12 @@ in the call metadata:
 
 A missing, unknown or mismatched token (see Hello.entrant) ends the call with
 status UNAUTHENTICATED before anything else is sent. An unsupported
-protocol_version ends it with FAILED_PRECONDITION.
+protocol_version ends it with FAILED_PRECONDITION. A token holds one live
+stream at a time: a second stream with a token whose stream is still open is
+refused ALREADY_EXISTS after its Hello and never given a seat (a bot whose
+connection died retries; the referee drops the dead stream when it sees it
+end, or by keepalive within about 30 s). The Hello must come within 5 s of
+opening the stream (DEADLINE_EXCEEDED otherwise).
 
 ## The turn sequence
 
@@ -49,7 +54,8 @@ time_left_ms runs out (plus bank_left_ms if the event has a bank).
 ## What a seat sees
 
 A seat receives its own hand (Deal) and its own drawn tiles (DrawEvent.tile)
-and never another seat's hidden tile until RoundEnd reveals every hand.
+and never another seat's hidden tile until RoundEnd reveals every hand. Fault
+details on the wire (Offender.detail) name no tile: each is written [?|?].
 
 ## Faults
 
@@ -58,7 +64,10 @@ illegal move, a malformed or oversized message, an unknown or duplicate
 request_id, that disconnects or crashes, is handled by the event's fault
 policy: by default its side forfeits the match (MatchResult.offender says who,
 why and when); alternatively the referee plays the first legal move for it and
-counts a strike, forfeiting after a set number of strikes. A Move that arrives
+counts a strike, forfeiting after a set number of strikes (one fault, one
+strike: an unparseable message costs one strike in each match of the stream).
+A message over Welcome.max_message_bytes is malformed; one over 64 MiB is
+refused by gRPC itself and ends the call (a disconnect). A Move that arrives
 after its deadline has already been adjudicated and is ignored. Faults never
 affect any other match.
 """
@@ -118,7 +127,13 @@ class RefereeServicer(metaclass=_abc_1.ABCMeta):
 def add_RefereeServicer_to_server(servicer: RefereeServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
 
 class SpectatorStub:
-    """Read-only calls for operators and spectators (no token needed)."""
+    """Read-only calls for operators and spectators. When the referee has a spectator
+    token, every call sends it as `authorization: Bearer <spectator token>`
+    (UNAUTHENTICATED otherwise); without one the service answers on loopback only
+    (PERMISSION_DENIED beyond). Matches of duplicate deals are never shown (neither
+    listed nor watchable: NOT_FOUND). At most 256 WatchMatch streams are open at
+    once (RESOURCE_EXHAUSTED beyond).
+    """
 
     @_typing.overload
     def __new__(cls, channel: _grpc.Channel) -> _Self: ...
@@ -137,7 +152,13 @@ class SpectatorStub:
 
 @_typing.type_check_only
 class SpectatorAsyncStub(SpectatorStub):
-    """Read-only calls for operators and spectators (no token needed)."""
+    """Read-only calls for operators and spectators. When the referee has a spectator
+    token, every call sends it as `authorization: Bearer <spectator token>`
+    (UNAUTHENTICATED otherwise); without one the service answers on loopback only
+    (PERMISSION_DENIED beyond). Matches of duplicate deals are never shown (neither
+    listed nor watchable: NOT_FOUND). At most 256 WatchMatch streams are open at
+    once (RESOURCE_EXHAUSTED beyond).
+    """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListMatches: _aio.UnaryUnaryMultiCallable[_referee_pb2.ListMatchesRequest, _referee_pb2.ListMatchesResponse]  # type: ignore[assignment]
@@ -152,7 +173,13 @@ class SpectatorAsyncStub(SpectatorStub):
     """
 
 class SpectatorServicer(metaclass=_abc_1.ABCMeta):
-    """Read-only calls for operators and spectators (no token needed)."""
+    """Read-only calls for operators and spectators. When the referee has a spectator
+    token, every call sends it as `authorization: Bearer <spectator token>`
+    (UNAUTHENTICATED otherwise); without one the service answers on loopback only
+    (PERMISSION_DENIED beyond). Matches of duplicate deals are never shown (neither
+    listed nor watchable: NOT_FOUND). At most 256 WatchMatch streams are open at
+    once (RESOURCE_EXHAUSTED beyond).
+    """
 
     @_abc_1.abstractmethod
     def ListMatches(

@@ -202,6 +202,7 @@ class Client:
         """Play until the referee says Goodbye; return its reason. Raises :class:`ClientError`."""
         backoff = 0.05
         last_ok = time.monotonic()
+        last_error = ""
         while True:
             try:
                 async with self._channel() as channel:
@@ -212,7 +213,15 @@ class Client:
                     raise ClientError(f"{FATAL[code]}: {e.details()}") from None
                 if self._goodbye is not None:
                     return self._goodbye
-                log.warning("connection to %s lost (%s: %s); reconnecting", self.settings.referee, code.name, e.details())
+                last_error = f"{code.name}: {e.details()}"
+                if code == grpc.StatusCode.ALREADY_EXISTS:
+                    # The token's stream is still open: this bot's own lost stream the referee
+                    # has not yet dropped (it will), or another process holding the token.
+                    log.warning("the referee refused a second stream for this token (ALREADY_EXISTS: %s); retrying",
+                                e.details())
+                else:
+                    log.warning("connection to %s lost (%s: %s); reconnecting",
+                                self.settings.referee, code.name, e.details())
             if self._goodbye is not None:
                 return self._goodbye
             if self.session_id:
@@ -221,7 +230,8 @@ class Client:
                 self.session_id = ""
             if time.monotonic() - last_ok > self.settings.give_up_after:
                 raise ClientError(f"could not reach the referee at {self.settings.referee} "
-                                  f"for {self.settings.give_up_after:g} s; giving up")
+                                  f"for {self.settings.give_up_after:g} s; giving up"
+                                  + (f" (last: {last_error})" if last_error else ""))
             self._reset()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 5.0)

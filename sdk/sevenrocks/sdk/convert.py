@@ -9,6 +9,7 @@ bad value instead of an exception deep in the engine.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Sequence
 
 from sevenrocks.v1 import referee_pb2 as pb
@@ -106,8 +107,24 @@ def ruleset_of(msg: pb.SeatAssignment) -> Ruleset:
         raise WireError(f"seat assignment: {e}") from None
 
 
+#: A tile as messages write it (``[a|b]``), wherever a detail may name one.
+_TILE_TEXT = re.compile(r"\[\s*-?\d+\s*\|\s*-?\d+\s*\]")
+#: What every tile in a fault detail becomes on the wire.
+WITHHELD_TILE = "[?|?]"
+
+
+def public_detail(detail: str) -> str:
+    """A fault detail fit for every seat and spectator: each tile it names is withheld.
+
+    An ``illegal`` forfeit's detail names the tile the offender tried, which is still
+    in its hand; the stored record keeps the whole detail, the wire never does.
+    """
+    return _TILE_TEXT.sub(WITHHELD_TILE, detail)
+
+
 def offender_msg(o: Offender) -> pb.Offender:
-    return pb.Offender(seat=o.seat, cause=o.cause.value, detail=o.detail)
+    """The offender as the wire carries it: its detail through :func:`public_detail`."""
+    return pb.Offender(seat=o.seat, cause=o.cause.value, detail=public_detail(o.detail))
 
 
 # ------------------------------------------------------------------ referee -> seat

@@ -4,7 +4,7 @@
 
 It answers every TurnRequest with its first legal move, except that from its AT-th
 turn (default 2) it misbehaves as MODE says: none, sleep (once), sleepy (every turn),
-illegal, garbage, huge, replay, unknown, disconnect, exit, spam. It reads
+illegal, garbage, huge, huger (5 MB), replay, unknown, disconnect, exit, spam. It reads
 SEVENROCKS_REFEREE, SEVENROCKS_TOKEN and SEVENROCKS_ENTRANT like any bot.
 """
 
@@ -72,6 +72,9 @@ async def main() -> int:
                     await call.write(b"\xff\xff\xff\xff\xff\xff")
                 elif MODE == "huge":
                     await call.write(pb.BotMessage(move=pb.Move(match_id="x" * 200_000, seat=msg.seat,
+                                                                request_id=t.request_id)).SerializeToString())
+                elif MODE == "huger":  # over 4 MiB, gRPC's default receive limit
+                    await call.write(pb.BotMessage(move=pb.Move(match_id="x" * 5_000_000, seat=msg.seat,
                                                                 request_id=t.request_id)).SerializeToString())
                 elif MODE == "replay":
                     assert last is not None

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,30 +16,68 @@ from sevenrocks.sdk.rules import RULESET_NAMES, SEVEN_ROCKS, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
 from ..referee.faults import FaultPolicy, TimeControl
+from ..referee.guard import is_loopback
 from ..referee import Referee
 
 
-def parse_entrants(pairs: tuple[str, ...], token_file: Path | None) -> dict[str, str]:
-    """``NAME=TOKEN`` pairs from the options and the file (one per line, ``#`` comments)."""
-    lines = list(pairs)
-    if token_file is not None:
-        try:
-            text = token_file.read_text(encoding="utf-8")
-        except OSError as e:
-            raise click.BadParameter(f"cannot read {token_file}: {e.strerror}", param_hint="--tokens") from None
-        lines += [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+#: The environment variable that may carry the entrants instead of a file (NAME=TOKEN lines or comma-separated).
+ENTRANTS_ENV = "SEVENROCKS_ENTRANTS"
+#: Spectators must send this token when it is set (and always when the referee listens beyond loopback).
+SPECTATOR_ENV = "SEVENROCKS_SPECTATOR_TOKEN"
+#: Tokens shorter than this draw a warning: they can be guessed.
+MIN_TOKEN_CHARS = 16
+SAFE_OPTIONS = (f"give the tokens in a file only you can read (--entrants FILE, NAME=TOKEN per line, chmod 600) "
+                f"or in the environment ({ENTRANTS_ENV}='alice=TOKEN,bob=TOKEN')")
+
+
+def read_entrants_file(path: Path) -> str:
+    """The text of an entrants file, refused if anyone but its owner may read it."""
+    try:
+        mode = path.stat().st_mode
+        if mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise click.BadParameter(
+                f"{path} is readable by other users (mode {stat.S_IMODE(mode):o}); its tokens let anyone "
+                f"play as your entrants. Run: chmod 600 {path}", param_hint="--entrants")
+        return path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise click.BadParameter(f"cannot read {path}: {e.strerror}", param_hint="--entrants") from None
+
+
+def parse_entrants(entrants_file: Path | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """``NAME=TOKEN`` entries from the file (one per line, ``#`` comments), else from the environment."""
+    if entrants_file is not None:
+        where, text = str(entrants_file), read_entrants_file(entrants_file)
+        items = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    elif environ.get(ENTRANTS_ENV, "").strip():
+        where = ENTRANTS_ENV
+        items = [x.strip() for x in environ[ENTRANTS_ENV].replace("\n", ",").split(",") if x.strip()]
+    else:
+        raise click.UsageError(f"no entrants: {SAFE_OPTIONS}")
     tokens: dict[str, str] = {}
-    for item in lines:
+    for item in items:
         name, sep, token = item.partition("=")
         name, token = name.strip(), token.strip()
         if not sep or not name or not token:
-            raise click.BadParameter(f"{item!r} is not NAME=TOKEN", param_hint="--entrant")
+            shown = name if sep else item[:20]
+            raise click.BadParameter(f"{where}: {shown!r}... is not NAME=TOKEN", param_hint="--entrants")
         if name in tokens:
-            raise click.BadParameter(f"entrant {name!r} is given twice", param_hint="--entrant")
+            raise click.BadParameter(f"{where}: entrant {name!r} is given twice", param_hint="--entrants")
         tokens[name] = token
-    if not tokens:
-        raise click.UsageError("no entrants: give --entrant NAME=TOKEN (repeat it) or --tokens FILE")
     return tokens
+
+
+def token_warnings(tokens: Mapping[str, str]) -> list[str]:
+    """One warning per entrant whose token is short enough to guess."""
+    return [f"warning: entrant {name!r} has a token of {len(tok)} characters; use at least {MIN_TOKEN_CHARS} "
+            f"random ones (python -c 'import secrets; print(secrets.token_urlsafe(24))')"
+            for name, tok in tokens.items() if len(tok) < MIN_TOKEN_CHARS]
+
+
+def refuse_token_on_command_line(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> None:
+    """``--entrant NAME=TOKEN`` put tokens in every local user's ``ps``: refused, with the safe options."""
+    if value:
+        raise click.UsageError(f"--entrant NAME=TOKEN is no longer accepted: a token on the command line is "
+                               f"visible to every user of this machine (ps). Instead, {SAFE_OPTIONS}.")
 
 
 def seating(entrants: list[str], players: int, index: int) -> list[str]:
@@ -48,10 +89,10 @@ def seating(entrants: list[str], players: int, index: int) -> list[str]:
 async def serve_async(
     tokens: dict[str, str], listen: str, tls: tuple[bytes, bytes] | None, tc: TimeControl, policy: FaultPolicy,
     autoplay: bool, ruleset_name: str, players: int | None, target: int, matches: int, concurrency: int,
-    seed: int, records: Path | None,
+    seed: int, records: Path | None, spectator_token: str | None = None,
 ) -> None:
     ruleset = make_ruleset(ruleset_name, players, target)
-    referee = Referee(tokens, tc, policy, autoplay_forced=autoplay)
+    referee = Referee(tokens, tc, policy, autoplay_forced=autoplay, spectator_token=spectator_token)
     port = await referee.start(listen, tls)
     host = listen.rpartition(":")[0]
     click.echo(f"referee listening on {host}:{port} ({'TLS' if tls else 'plaintext'}); "
@@ -63,9 +104,20 @@ async def serve_async(
     names = list(tokens)
     try:
         if matches:
-            click.echo(f"waiting for {', '.join(names)} to connect (bots: SEVENROCKS_REFEREE=<host>:{port})")
-            while not stop.is_set() and await referee.wait_for_entrants(names, 1.0) != set(names):
-                pass
+            click.echo(f"waiting up to {tc.connect_timeout_s:g} s for {', '.join(names)} to connect "
+                       f"(bots: SEVENROCKS_REFEREE=<host>:{port})")
+            deadline = loop.time() + tc.connect_timeout_s
+            connected: set[str] = set()
+            while not stop.is_set() and connected != set(names) and loop.time() < deadline:
+                connected = await referee.wait_for_entrants(names, min(1.0, max(0.0, deadline - loop.time())))
+            if stop.is_set():
+                return
+            missing = [n for n in names if n not in connected]
+            if missing:
+                raise click.ClickException(
+                    f"entrant(s) {', '.join(missing)} did not connect within {tc.connect_timeout_s:g} s "
+                    f"(--connect-timeout; a stream that sends no Hello is closed after a few seconds); "
+                    "no match was played")
             sem = asyncio.Semaphore(concurrency)
 
             async def one(i: int) -> None:
@@ -93,18 +145,24 @@ async def serve_async(
 
 @click.command("serve", epilog="""\b
 Examples:
-  sevenrocks serve --entrant alice=s3cret --entrant bob=hunter2 --matches 10
-  sevenrocks serve --listen 0.0.0.0:50051 --tokens tokens.txt --tls-cert cert.pem --tls-key key.pem
-  sevenrocks serve --tokens tokens.txt --ruleset fives --players 3 --time-per-move 300 --faults strike
+  chmod 600 entrants.txt        # lines of NAME=TOKEN, readable by you alone
+  sevenrocks serve --entrants entrants.txt --matches 10
+  SEVENROCKS_ENTRANTS='alice=TOKEN_A,bob=TOKEN_B' sevenrocks serve --matches 10
+  sevenrocks serve --listen 0.0.0.0:50051 --entrants entrants.txt --tls-cert cert.pem --tls-key key.pem
+  sevenrocks serve --entrants entrants.txt --ruleset fives --players 3 --time-per-move 300 --faults strike
 Bots connect with SEVENROCKS_REFEREE=host:port SEVENROCKS_TOKEN=<their token>.
+Spectators send SEVENROCKS_SPECTATOR_TOKEN's value when it is set; beyond loopback the
+Spectator service is closed without it. See docs/security.md.
 """)
 @click.option("--listen", default="127.0.0.1:50051", show_default=True, help="Address to listen on (port 0: any).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="PEM certificate chain; with --tls-key, serve TLS.")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
-@click.option("--entrant", "entrants", multiple=True, metavar="NAME=TOKEN", help="An entrant and its token (repeat).")
-@click.option("--tokens", "token_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A file of NAME=TOKEN lines.")
+@click.option("--entrants", "entrants_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, metavar="FILE",
+              help=f"A file of NAME=TOKEN lines, readable by its owner only (chmod 600); else ${ENTRANTS_ENV}.")
+@click.option("--entrant", "entrant_args", multiple=True, hidden=True, expose_value=False,
+              callback=refuse_token_on_command_line)
 @click.option("--ruleset", type=click.Choice(RULESET_NAMES), default=SEVEN_ROCKS, show_default=True)
 @click.option("--players", type=click.IntRange(2, 4), default=None, help="Fives: 2 to 4 (default 4).")
 @click.option("--target", type=click.IntRange(min=1), default=250, show_default=True)
@@ -116,11 +174,12 @@ Bots connect with SEVENROCKS_REFEREE=host:port SEVENROCKS_TOKEN=<their token>.
               help="Write each match record into this folder.")
 @click.option("--time-per-move", "per_move_ms", type=click.IntRange(min=1), default=1000, show_default=True)
 @click.option("--bank", "bank_ms", type=click.IntRange(min=0), default=None, help="Per-seat match bank in ms.")
-@click.option("--connect-timeout", type=float, default=20.0, show_default=True)
+@click.option("--connect-timeout", type=click.FloatRange(min=0), default=20.0, show_default=True,
+              help="With --matches: seconds to wait for every entrant to connect before giving up.")
 @click.option("--faults", "fault_kind", type=click.Choice(["forfeit", "strike"]), default="forfeit", show_default=True)
 @click.option("--max-strikes", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--autoplay-forced", is_flag=True, help="Play forced single moves without asking the bot.")
-def serve(listen: str, tls_cert: Path | None, tls_key: Path | None, entrants: tuple[str, ...], token_file: Path | None,
+def serve(listen: str, tls_cert: Path | None, tls_key: Path | None, entrants_file: Path | None,
           ruleset: str, players: int | None, target: int, matches: int, concurrency: int, seed: int,
           records: Path | None, per_move_ms: int, bank_ms: int | None, connect_timeout: float,
           fault_kind: Literal["forfeit", "strike"], max_strikes: int, autoplay_forced: bool) -> None:
@@ -129,11 +188,18 @@ def serve(listen: str, tls_cert: Path | None, tls_key: Path | None, entrants: tu
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
     tls = (tls_cert.read_bytes(), tls_key.read_bytes()) if tls_cert and tls_key else None
-    tokens = parse_entrants(entrants, token_file)
+    if tls is None and not is_loopback(listen):
+        click.echo(f"warning: listening on {listen} without TLS: tokens and hands cross the network in clear; "
+                   "give --tls-cert and --tls-key (docs/security.md)", err=True)
+    tokens = parse_entrants(entrants_file, os.environ)
+    for warning in token_warnings(tokens):
+        click.echo(warning, err=True)
+    spectator_token = os.environ.get(SPECTATOR_ENV) or None
     try:
         asyncio.run(serve_async(
             tokens, listen, tls, TimeControl(per_move_ms, bank_ms, connect_timeout),
             FaultPolicy(fault_kind, max_strikes), autoplay_forced, ruleset,
-            players if ruleset != SEVEN_ROCKS else None, target, matches, concurrency, seed, records))
+            players if ruleset != SEVEN_ROCKS else None, target, matches, concurrency, seed, records,
+            spectator_token))
     except OSError as e:
         raise click.ClickException(str(e)) from None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import signal
 import sqlite3
 import sys
@@ -20,14 +21,23 @@ from ..events.store import Store, StoreError, check_db_path, explain
 from ..events.tournament import EventPlan, run_event
 
 
-def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0") -> Executor:
+def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0",
+                  tls: tuple[bytes, bytes] | None = None) -> Executor:
     """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
     if cluster is not None:
         from ..events.cluster import ClusterExecutor
 
         return ClusterExecutor(config, cluster, out / "logs", config.concurrency)
     return LocalExecutor(config, out / "logs", config.concurrency, listen,
-                         lambda text: click.echo(text, err=True))
+                         lambda text: click.echo(text, err=True), tls=tls,
+                         spectator_token=os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None)
+
+
+def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
+    """The PEM pair for ``--tls-cert``/``--tls-key`` (both or neither)."""
+    if (cert is None) != (key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    return (cert.read_bytes(), key.read_bytes()) if cert is not None and key is not None else None
 
 
 class BadInput(click.ClickException):
@@ -60,12 +70,17 @@ def check_out_dir(out: Path) -> None:
                    "tcp://HOST:8786 uses the workers of a running `dask scheduler`. See docs/scale.md.")
 @click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Where the referee listens; use 0.0.0.0:PORT when remote entrants connect from other machines.")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="PEM certificate chain; with --tls-key the referee serves TLS (remote entrants set SEVENROCKS_TLS_CA).")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="PEM private key of --tls-cert.")
 @click.option("--replay", "replay", multiple=True, metavar="NAME",
               help="Play every match of entrant NAME again under its current identity (after its program "
                    "or files changed); its old results are kept as history. Repeatable.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
-               cluster: str | None, listen: str, replay: tuple[str, ...], quiet: bool) -> None:
+               cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None,
+               replay: tuple[str, ...], quiet: bool) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -84,8 +99,18 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament examples/fives.toml --concurrency 4
       sevenrocks tournament examples/event.toml --cluster local:2       # 2 Dask workers here
       sevenrocks tournament examples/event.toml --cluster tcp://10.0.0.5:8786
+      sevenrocks tournament league.toml --listen 0.0.0.0:50051 --tls-cert cert.pem --tls-key key.pem
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
+    tls = read_tls(tls_cert, tls_key)
+    from ..referee.guard import is_loopback  # here: `--help` need not load gRPC
+
+    if tls is None and not is_loopback(listen):
+        click.echo(f"warning: listening on {listen} without TLS: remote entrants' tokens and hands cross the "
+                   "network in clear; give --tls-cert and --tls-key (docs/security.md)", err=True)
+    if tls is not None and cluster is not None:
+        raise click.UsageError("--tls-cert/--tls-key serve remote entrants from the embedded referee; "
+                               "a --cluster event has no remote entrants")
     try:
         config = load_config(config_path) if config_path is not None else default_config()
     except ConfigError as e:
@@ -102,7 +127,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     except StoreError as e:
         raise BadInput(str(e)) from None
     with store:
-        executor = make_executor(config, out_dir, cluster, listen)
+        executor = make_executor(config, out_dir, cluster, listen, tls)
         try:
             plan = _run(config, store, executor, quiet, replay)
         except Interrupted as e:

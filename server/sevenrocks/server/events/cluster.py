@@ -126,7 +126,8 @@ class Arena:
     async def play(self, task: MatchTask) -> MatchOutcome:
         started = time.perf_counter()
         m = await self.referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                          extra={"event_id": task.event_id, "deal_number": task.deal})
+                                          extra={"event_id": task.event_id, "deal_number": task.deal},
+                                          hidden=self.config.duplicate)  # duplicate deals: no spectator
         return outcome_of(task, m, time.perf_counter() - started)
 
     async def close(self) -> None:

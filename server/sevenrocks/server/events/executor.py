@@ -83,6 +83,10 @@ class LocalExecutor:
     supervisor: Any = None
     #: Entrants withdrawn earlier in the event (set by :func:`run_event`): not started.
     withdrawn: set[str] = dataclasses.field(default_factory=set)
+    #: PEM certificate chain and key: the referee serves TLS (remote entrants over the network).
+    tls: tuple[bytes, bytes] | None = None
+    #: The token spectators must send (None: the Spectator is open on loopback, closed beyond).
+    spectator_token: str | None = None
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         from ..referee import FaultPolicy, Referee, RefereeStopped, TimeControl
@@ -94,11 +98,14 @@ class LocalExecutor:
             tokens,
             TimeControl(cfg.time.per_move_ms, cfg.time.bank_ms, cfg.time.connect_timeout_s),
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
+            spectator_token=self.spectator_token,
         )
-        port = await referee.start(self.address)
+        port = await referee.start(self.address, self.tls)
         host = self.address.rpartition(":")[0]
         # Launched bots dial the referee on this machine even when it listens on all interfaces.
         target = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
+        if referee.local_port is not None:  # TLS outside; launched bots use the loopback port
+            target = f"127.0.0.1:{referee.local_port}"
         remote = [e.name for e in cfg.entrants if e.remote]
         if remote and self.announce is not None:
             self.announce(f"referee listening on {host}:{port}; waiting up to {cfg.time.connect_timeout_s:g}s "
@@ -125,7 +132,8 @@ class LocalExecutor:
                 started = time.perf_counter()
                 try:
                     m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                                 extra={"event_id": task.event_id, "deal_number": task.deal})
+                                                 extra={"event_id": task.event_id, "deal_number": task.deal},
+                                                 hidden=cfg.duplicate)  # duplicate deals: never shown to spectators
                 except RefereeStopped as e:
                     sup.end(generations)
                     on_result(Voided(task, str(e)))

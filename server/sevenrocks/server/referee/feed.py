@@ -3,14 +3,25 @@
 A feed entry shares the match's own event list (no copy per match), and converts
 events for a watcher only when someone watches, through the same conversion the
 seats get, with every hidden tile withheld: a Deal without hands, a Draw without
-its tile. Hands become public in RoundEnd, which the feed shows whole.
+its tile, an offender's detail with its tiles blanked. Hands become public in
+RoundEnd, which the feed shows whole, when the seats see it.
+
+Three rules keep the feed from helping a bot (docs/security.md):
+
+* a *hidden* match (a duplicate deal, whose hands another match may still be
+  playing) is neither listed nor watchable, running or finished;
+* with a spectator token set, every call must carry it (``authorization: Bearer``);
+  a referee listening beyond loopback with no spectator token refuses every call;
+* at most :data:`~.guard.MAX_SPECTATOR_WATCHERS` ``WatchMatch`` streams are open at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import grpc
 
@@ -19,14 +30,16 @@ from sevenrocks.sdk.rules import Event, MatchEnd, Play, RoundEnd, Ruleset
 from sevenrocks.v1 import referee_pb2 as pb
 from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 
+from .guard import MAX_SPECTATOR_WATCHERS, StreamCap
+
 
 class FeedEntry:
     """One match as spectators see it."""
 
-    __slots__ = ("match_id", "ruleset", "names", "events", "ranks", "per_move_ms", "bank_ms", "_changed")
+    __slots__ = ("match_id", "ruleset", "names", "events", "ranks", "per_move_ms", "bank_ms", "hidden", "_changed")
 
     def __init__(self, match_id: str, ruleset: Ruleset, names: Sequence[str], events: list[Event],
-                 per_move_ms: int, bank_ms: int | None) -> None:
+                 per_move_ms: int, bank_ms: int | None, hidden: bool = False) -> None:
         self.match_id = match_id
         self.ruleset = ruleset
         self.names = list(names)
@@ -35,6 +48,8 @@ class FeedEntry:
         self.ranks: list[int] | None = None
         self.per_move_ms = per_move_ms
         self.bank_ms = bank_ms
+        #: Never shown to spectators (a duplicate deal: see the module docstring).
+        self.hidden = hidden
         self._changed: asyncio.Event | None = None
 
     @property
@@ -114,28 +129,59 @@ class FeedHub:
     def get(self, match_id: str) -> FeedEntry | None:
         return self.running.get(match_id) or self.finished.get(match_id)
 
+    def shown(self, include_finished: bool) -> list[FeedEntry]:
+        """The entries a spectator may see: every match that is not hidden."""
+        entries = list(self.running.values()) + (list(self.finished.values()) if include_finished else [])
+        return [e for e in entries if not e.hidden]
+
 
 class SpectatorService(pb_grpc.SpectatorServicer):
-    """Read-only calls: a thin translation onto :class:`FeedHub`."""
+    """Read-only calls: a thin translation onto :class:`FeedHub`, behind the spectator token.
 
-    def __init__(self, hub: FeedHub) -> None:
+    ``token``: the bearer token every call must carry (None: none asked for). With no
+    token, calls are served only when ``open_without_token`` (the referee listens on
+    loopback); beyond loopback they are refused, so a forgotten token never exposes
+    the feed to the network.
+    """
+
+    def __init__(self, hub: FeedHub, token: str | None = None, open_without_token: bool = True,
+                 max_watchers: int = MAX_SPECTATOR_WATCHERS) -> None:
         self.hub = hub
+        self.token = token
+        self.open_without_token = open_without_token
+        self.watchers = StreamCap("Spectator.WatchMatch", max_watchers)
+
+    async def _authorize(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if self.token is None:
+            if not self.open_without_token:
+                await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                    "this referee listens beyond loopback and has no spectator token, so its "
+                                    "Spectator service is closed; the operator sets one (SEVENROCKS_SPECTATOR_TOKEN)")
+            return
+        for key, value in context.invocation_metadata() or ():
+            if key == "authorization" and isinstance(value, str) and value.startswith("Bearer ") \
+                    and secrets.compare_digest(value[len("Bearer "):].strip(), self.token):
+                return
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                            "the Spectator service needs the spectator token: send metadata "
+                            "'authorization: Bearer <spectator token>' (it is not a bot's token)")
 
     async def ListMatches(  # noqa: N802 (gRPC method name)
         self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext[pb.ListMatchesRequest, pb.ListMatchesResponse]
     ) -> pb.ListMatchesResponse:
-        entries = list(self.hub.running.values())
-        if request.include_finished:
-            entries += list(self.hub.finished.values())
-        return pb.ListMatchesResponse(matches=[e.summary() for e in entries])
+        await self._authorize(context)
+        return pb.ListMatchesResponse(matches=[e.summary() for e in self.hub.shown(request.include_finished)])
 
     async def WatchMatch(  # noqa: N802
         self, request: pb.WatchMatchRequest, context: grpc.aio.ServicerContext[pb.WatchMatchRequest, pb.RefereeMessage]
     ) -> AsyncIterator[pb.RefereeMessage]:
+        await self._authorize(context)
         entry = self.hub.get(request.match_id)
-        if entry is None:
+        if entry is None or entry.hidden:
+            # A hidden match answers exactly like a missing one: its existence is not shown either.
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r} on this referee; "
                                 "ListMatches shows the running and recent ones")
             return
-        async for msg in entry.watch():
-            yield msg
+        async with self.watchers.hold(context):
+            async for msg in entry.watch():
+                yield msg

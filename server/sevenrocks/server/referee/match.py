@@ -69,7 +69,7 @@ class MatchRun:
     """One match in progress: the engine, the seat links, the clocks, the strikes."""
 
     def __init__(self, referee: Referee, match_id: str, ruleset: Ruleset, seed: int,
-                 seats: Sequence[str], extra: Mapping[str, Any] | None) -> None:
+                 seats: Sequence[str], extra: Mapping[str, Any] | None, hidden: bool = False) -> None:
         self.referee = referee
         self.match_id = match_id
         self.entrants = list(seats)
@@ -85,7 +85,7 @@ class MatchRun:
         tc = referee.time_control
         self.bank_left: list[int] | None = [tc.bank_ms] * ruleset.players if tc.bank_ms is not None else None
         self.scores: list[int] = [0] * ruleset.teams
-        self.feed = FeedEntry(match_id, ruleset, self.entrants, self.events, tc.per_move_ms, tc.bank_ms)
+        self.feed = FeedEntry(match_id, ruleset, self.entrants, self.events, tc.per_move_ms, tc.bank_ms, hidden)
 
     # ------------------------------------------------------------------ faults
 

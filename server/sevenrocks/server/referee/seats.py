@@ -82,6 +82,10 @@ class SeatRegistry:
         self.sessions[session.entrant].remove(session)
         self.changed()
 
+    def live_session(self, entrant: str) -> Session | None:
+        """The entrant's stream that can still be given seats, if any (a token holds at most one)."""
+        return next((s for s in self.sessions.get(entrant, ()) if not s.closed and not s.losing), None)
+
     def open_streams(self) -> int:
         return sum(map(len, self.sessions.values()))
 

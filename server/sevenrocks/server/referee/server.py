@@ -13,12 +13,13 @@ import itertools
 import logging
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
 from sevenrocks.sdk.rules import FaultCause, Ruleset
 from sevenrocks.v1 import referee_pb2 as pb
@@ -27,6 +28,7 @@ from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 from .faults import FaultPolicy, TimeControl
 from .feed import FeedHub, SpectatorService
 from .gcpolicy import tune_for_serving
+from .guard import CappedHealth, CappedReflection, connection_budget, is_loopback, raise_open_files_limit, server_options
 from .match import MatchRun, RefereeMatch
 from .seats import ExitProbe, SeatRegistry, exit_detail
 from .session import Session
@@ -39,7 +41,13 @@ log = logging.getLogger(__name__)
 #: The protocol version of proto/sevenrocks/v1 (Hello.protocol_version).
 PROTOCOL_VERSION = 1
 #: A bot must send its Hello this soon after opening the stream.
-HELLO_TIMEOUT_S = 10.0
+HELLO_TIMEOUT_S = 5.0
+#: Streams of one token that may wait for their Hello at once (more are refused at once).
+MAX_AWAITING_HELLO = 4
+#: Messages gRPC itself accepts, far above the referee's own limit, so that an oversized
+#: message reaches the referee and is charged ``malformed``. A bigger one ends the whole
+#: call before the referee sees it (a disconnect, see :meth:`Referee._read`).
+GRPC_RECEIVE_LIMIT = 64 * 1024 * 1024
 #: How long a lost stream waits for its bot process to show an exit code (crash vs disconnect).
 CRASH_PROBE_S = 0.25
 SERVICE_NAMES = ("sevenrocks.v1.Referee", "sevenrocks.v1.Spectator")
@@ -61,6 +69,7 @@ class Referee:
         autoplay_forced: bool = False,
         max_message_bytes: int = 64 * 1024,
         max_streams: int | None = None,
+        spectator_token: str | None = None,
     ) -> None:
         self.seats = SeatRegistry(tokens)
         self.time_control = time_control
@@ -71,24 +80,32 @@ class Referee:
         self.max_streams = max_streams
         self.request_ids = itertools.count(1)
         self.feed = FeedHub()
+        #: The bearer token the Spectator service asks for (None: open on loopback, closed beyond).
+        self.spectator_token = spectator_token
         self._server: grpc.aio.Server | None = None
-        self._health: health.aio.HealthServicer | None = None
+        #: With TLS: a plaintext port on 127.0.0.1 for the bots launched on this machine.
+        self.local_port: int | None = None
+        self._health: CappedHealth | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._session_ids = itertools.count(1)
         #: Set by :meth:`stop`: a match still running then ends with RefereeStopped, blaming nobody.
         self.stopping = False
+        self._awaiting_hello: Counter[str] = Counter()
+        #: gRPC's own receive limit once started (see GRPC_RECEIVE_LIMIT).
+        self.grpc_receive_limit = GRPC_RECEIVE_LIMIT
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self, address: str = "127.0.0.1:0", tls: tuple[bytes, bytes] | None = None) -> int:
-        """Listen on ``address`` (``tls``: PEM certificate chain and key); return the bound port."""
+        """Listen on ``address`` (``tls``: PEM certificate chain and key); return the bound port.
+
+        The soft open-files limit is raised to the hard one first, and the server closes
+        connections that never finish their handshake or carry no call (:mod:`.guard`).
+        """
         tune_for_serving()  # full GC passes were the load run's longest pauses (gcpolicy.py)
-        limit = max(4 * 1024 * 1024, 16 * self.max_message_bytes)
-        server = grpc.aio.server(options=[
-            ("grpc.max_receive_message_length", limit),
-            ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.http2.min_ping_interval_without_data_ms", 5000),
-        ])
+        soft, _ = raise_open_files_limit()
+        self.grpc_receive_limit = limit = max(GRPC_RECEIVE_LIMIT, 16 * self.max_message_bytes)
+        server = grpc.aio.server(options=server_options(limit, connection_budget(soft)))
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("sevenrocks.v1.Referee", {
             "Play": grpc.stream_stream_rpc_method_handler(
                 self._play,
@@ -96,15 +113,19 @@ class Referee:
                 response_serializer=bytes,  # Session.next_batch() encodes
             ),
         })])
-        pb_grpc.add_SpectatorServicer_to_server(SpectatorService(self.feed), server)
-        self._health = health.aio.HealthServicer()
+        pb_grpc.add_SpectatorServicer_to_server(
+            SpectatorService(self.feed, self.spectator_token, open_without_token=is_loopback(address)), server)
+        self._health = CappedHealth()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        reflection.enable_server_reflection((*SERVICE_NAMES, reflection.SERVICE_NAME, health.SERVICE_NAME), server)
+        reflection_pb2_grpc.add_ServerReflectionServicer_to_server(
+            CappedReflection((*SERVICE_NAMES, reflection.SERVICE_NAME, health.SERVICE_NAME)), server)
         if tls is None:
             port = server.add_insecure_port(address)
         else:
             cert, key = tls
             port = server.add_secure_port(address, grpc.ssl_server_credentials([(key, cert)]))
+            # Bots launched on this machine dial a loopback port of their own (no certificate needed).
+            self.local_port = server.add_insecure_port("127.0.0.1:0") or None
         if port == 0:
             raise OSError(f"cannot listen on {address}: the address is taken or invalid")
         await server.start()
@@ -153,14 +174,18 @@ class Referee:
 
     async def play_match(
         self, match_id: str, ruleset: Ruleset, seed: int, seats: Sequence[str],
-        extra: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None, hidden: bool = False,
     ) -> RefereeMatch:
-        """Play one match with ``seats[i]`` (an entrant name) in seat ``i``; always ends with a record."""
+        """Play one match with ``seats[i]`` (an entrant name) in seat ``i``; always ends with a record.
+
+        ``hidden``: spectators never see this match, running or finished (a duplicate
+        deal, whose hands another match of its set may still be playing).
+        """
         if len(seats) != ruleset.players:
             raise ValueError(f"{ruleset.name} needs {ruleset.players} seats, got {len(seats)}")
         if self.feed.get(match_id) is not None and match_id in self.feed.running:
             raise ValueError(f"match {match_id!r} is already running on this referee")
-        run = MatchRun(self, match_id, ruleset, seed, seats, extra)
+        run = MatchRun(self, match_id, ruleset, seed, seats, extra, hidden)
         self.feed.open(run.feed)
         return await run.run()
 
@@ -181,6 +206,11 @@ class Referee:
                                 "missing or unknown token: send metadata 'authorization: Bearer <token>' "
                                 "with the token the operator gave your entrant (SEVENROCKS_TOKEN)")
         assert entrant is not None
+        if self._awaiting_hello[entrant] >= MAX_AWAITING_HELLO:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"entrant {entrant!r} has {MAX_AWAITING_HELLO} streams waiting to send their Hello; "
+                                "send the Hello first thing on every stream")
+        self._awaiting_hello[entrant] += 1
         try:
             first = await asyncio.wait_for(anext(requests), HELLO_TIMEOUT_S)
         except StopAsyncIteration:
@@ -188,6 +218,8 @@ class Referee:
         except TimeoutError:
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, f"no Hello within {HELLO_TIMEOUT_S:g} s")
             return
+        finally:
+            self._awaiting_hello[entrant] -= 1
         if isinstance(first, BadMessage) or first.WhichOneof("body") != "hello":
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message on the stream must be a Hello")
             return
@@ -202,11 +234,23 @@ class Referee:
                                 f"this token belongs to another entrant, not {hello.entrant!r}; "
                                 "use your own entrant's token")
         # Checked here, with no await before the session is registered, so that streams
-        # opening at once cannot all pass the check while waiting for their Hello.
+        # opening at once cannot all pass the checks while waiting for their Hello.
+        live = self.seats.live_session(entrant)
+        if live is not None:
+            # One live stream per token: a second one is a stolen token or a reconnect
+            # whose old stream the referee has not yet seen die. Either way it gets no
+            # seat; a genuine reconnect succeeds once keepalive drops the old stream.
+            log.warning("refused a second stream for entrant %r from %s: its token already holds live stream %s "
+                        "(from %s)", entrant, context.peer(), live.id, live.peer)
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS,
+                                f"entrant {entrant!r} already has a live stream ({live.id}) on this referee; "
+                                "a token holds one stream at a time. If this bot lost its connection, retry: the "
+                                "old stream is dropped once the referee sees it is gone (within about 30 s)")
         if self.max_streams is not None and self.seats.open_streams() >= self.max_streams:
             await context.abort(grpc.StatusCode.UNAVAILABLE,
                                 f"the referee holds its limit of {self.max_streams} bot streams; retry later")
         session = Session(f"s{next(self._session_ids)}-{secrets.token_hex(3)}", entrant, hello, 1024)
+        session.peer = context.peer()
         session.send(pb.RefereeMessage(welcome=pb.Welcome(
             protocol_version=PROTOCOL_VERSION, entrant=entrant, session_id=session.id,
             max_message_bytes=self.max_message_bytes)))
@@ -228,6 +272,9 @@ class Referee:
         try:
             async for msg in requests:
                 if isinstance(msg, BadMessage):
+                    if self.fault_policy.kind == "strike":
+                        session.charge(FaultCause.MALFORMED, msg.detail)  # one fault, one strike
+                        continue
                     session.lost(FaultCause.MALFORMED, msg.detail)
                     return
                 kind = msg.WhichOneof("body")
@@ -244,6 +291,12 @@ class Referee:
             raise
         except Exception as e:  # the transport failed under us: a disconnect, not a referee error
             detail = f"the stream to the bot failed: {type(e).__name__}: {e}"
+        else:
+            # gRPC ends the request stream the same way when the bot half-closes, when it
+            # cancels, and when it sends a message over GRPC_RECEIVE_LIMIT (which the
+            # referee never sees): the detail names all three.
+            detail = ("the bot's stream ended (it closed or cancelled the stream, or sent a message over "
+                      f"gRPC's {self.grpc_receive_limit // (1024 * 1024)} MiB limit)")
         if not session.closed:
             self._lose(session, FaultCause.DISCONNECT, detail)
 

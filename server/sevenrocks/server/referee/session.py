@@ -91,7 +91,7 @@ class Session:
     """One authenticated bot stream and the seats it plays."""
 
     __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "_unflushed",
-                 "closed", "losing", "end", "ignored")
+                 "closed", "losing", "end", "ignored", "peer")
 
     def __init__(self, session_id: str, entrant: str, hello: pb.Hello, default_max_seats: int) -> None:
         self.id = session_id
@@ -112,6 +112,8 @@ class Session:
         self.end: tuple[FaultCause, str] | None = None
         #: Messages refused without charging a seat (see :meth:`ignore`).
         self.ignored = 0
+        #: The client's address as gRPC reports it (for the log).
+        self.peer = ""
 
     @property
     def free(self) -> int:
@@ -205,6 +207,32 @@ class Session:
             link.match.report(Fault(link.seat, FaultCause.MALFORMED, f"duplicate answer to request {rid}"))
         else:
             link.match.report(Fault(link.seat, FaultCause.MALFORMED, f"answer to unknown request id {rid}"))
+
+    def charge(self, cause: FaultCause, detail: str) -> None:
+        """One fault of the stream that names no seat (a message it could not parse):
+        one fault in each match the stream plays, never one per seat it holds there.
+
+        The seat charged is the one whose turn is pending (its turn is then adjudicated
+        as this fault), else the stream's lowest seat of that match. Used under the
+        ``strike`` policy, where the stream stays open: one garbage message is one strike.
+        """
+        chosen: dict[str, SeatLink] = {}
+        for link in sorted(self.links.values(), key=lambda k: k.seat):
+            held = chosen.get(link.match_id)
+            if held is None or (held.pending is None and link.pending is not None):
+                chosen[link.match_id] = link
+        if not chosen:
+            self.ignore(f"{detail}; ignored: this stream holds no seat")
+            return
+        for link in chosen.values():
+            fault = Fault(link.seat, cause, detail)
+            pending = link.pending
+            if pending is not None and not pending.future.done():
+                link.pending = None
+                link.late.add(pending.request_id)  # a real answer after this is late, not a second fault
+                pending.future.set_result(fault)
+            else:
+                link.match.report(fault)
 
     def on_error(self, msg: pb.BotError) -> None:
         link = self.links.get((msg.match_id, msg.seat))
