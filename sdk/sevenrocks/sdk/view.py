@@ -179,7 +179,6 @@ class SeatView:
         bank_left_ms: Milliseconds left in the match's time bank, when the event has one.
         revealed: The hands every seat still held at the end of each finished round.
         seat_names: Player names by seat, when the referee sends them.
-    """
 
     The public attributes (``round``, ``leader``, ``leader_by``, ``hand_sizes``,
     ``boneyard_size``, ``layout``, ``scores``, ``to_move``, ``history``, ``voids``,
