@@ -341,7 +341,6 @@ class _Check:
         seats = ENTRANTS[:2]
         self.matches += 1
         self.referee.time_control = self._clock(s.per_move_ms)
-        before = {x.id for x in self.referee.sessions.get("bot-0", [])}
         mid = f"check-{self.matches}-reconnect"
         task = asyncio.ensure_future(self.referee.play_match(
             mid, make_ruleset("fives", 2, max(s.target, 100)), s.seed + self.matches, list(seats)))
@@ -355,29 +354,22 @@ class _Check:
             if result.ok:
                 result.ok, result.detail = False, "the match ended before the connection could be cut"
             return
+        before = {x.id for x in self.referee.sessions.get("bot-0", [])}
         self.proxy.drop()
         cut_at = time.monotonic()
+        back = asyncio.ensure_future(self._new_stream("bot-0", before, cut_at + s.reconnect_timeout_s))
         first = await task
         self._score(result, first, seats, expected_drop=True)
         o = first.offender
         if o is None or o.seat != 0 or o.cause is not FaultCause.DISCONNECT:
+            back.cancel()
             if o is not None and o.seat == 0 and o.cause is FaultCause.CRASH:
                 result.detail = (f"bot-0 exited when its connection was cut ({o.detail}); "
                                  "a bot should reconnect after a transient error")
             result.ok = False
             return
-        deadline = cut_at + s.reconnect_timeout_s
-        while time.monotonic() < deadline:
-            fresh = [x for x in self.referee.sessions.get("bot-0", []) if x.id not in before and not x.closed]
-            if fresh:
-                self.report.reconnect_s = time.monotonic() - cut_at
-                break
-            if self.procs["bot-0"].returncode is not None:
-                break
-            await asyncio.sleep(0.01)
-        else:
-            fresh = []
-        if not fresh:
+        back_at = await back
+        if back_at is None:
             code = self.procs["bot-0"].returncode
             result.ok = False
             result.faults["no-reconnect"] += 1
@@ -386,12 +378,23 @@ class _Check:
                              if code is not None else
                              f"bot-0 opened no new stream within {s.reconnect_timeout_s:g} s of its connection being cut")
             return
+        self.report.reconnect_s = back_at - cut_at
         self.matches += 1
         second = await self.referee.play_match(f"check-{self.matches}-reconnected", make_ruleset("fives", 2, s.short_target),
                                                s.seed + self.matches, list(seats))
         self._score(result, second, seats)
         if result.ok:
             result.detail = f"back in {self.report.reconnect_s:.2f} s, then {result.detail}"
+
+    async def _new_stream(self, entrant: str, before: set[str], deadline: float) -> float | None:
+        """When ``entrant`` opened a stream not in ``before`` (monotonic time), or None by ``deadline``."""
+        while time.monotonic() < deadline:
+            if any(x.id not in before and not x.closed for x in self.referee.sessions.get(entrant, [])):
+                return time.monotonic()
+            if self.procs[entrant].returncode is not None:
+                return None
+            await asyncio.sleep(0.002)
+        return None
 
     def _collect_notices(self) -> None:
         for session in self.referee.seats.history or ():
