@@ -10,7 +10,9 @@ from pathlib import Path
 import click
 
 from ..events.config import ConfigError, EventConfig, default_config, load_config
+from ..events.check import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
+from ..events.preflight import PreflightFailed
 from ..referee.launch import LaunchError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, write_all
@@ -74,19 +76,24 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     with store:
         executor = make_executor(config, out_dir, cluster, listen)
         try:
+            logs = out_dir / "logs"
+            say = None if quiet else (lambda text: click.echo(text, err=True))
             if quiet:
-                asyncio.run(run_event(config, store, executor))
+                asyncio.run(run_event(config, store, executor, preflight_logs=logs, say=say))
             else:
                 from ..events.progress import EventBar
 
                 with EventBar(config.name) as bar:
-                    asyncio.run(run_event(config, store, executor, bar))
+                    asyncio.run(run_event(config, store, executor, bar, preflight_logs=logs, say=say))
         except KeyboardInterrupt:
             done = len(store.done_ids(config.name))
             click.echo(f"\ninterrupted: {done} matches of event {config.name!r} are stored in {db_path}; "
                        "run the same command again to resume.", err=True)
             sys.exit(130)
-        except (StoreError, EntrantsUnreachable, ConfigError, LaunchError) as e:
+        except EntrantsUnreachable as e:  # a bot failed at start: point at the check
+            hints = [check_hint(x.command) for x in config.entrants if x.command and f"  {x.name}: `" in str(e)]
+            raise click.ClickException("\n".join([str(e), *hints])) from None
+        except (StoreError, ConfigError, LaunchError, PreflightFailed) as e:
             raise click.ClickException(str(e)) from None
         lb = build_leaderboard(store, config.name)
         written = write_all(lb, out_dir)

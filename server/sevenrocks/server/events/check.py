@@ -30,7 +30,7 @@ import shlex
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +38,7 @@ from sevenrocks.sdk.rules import FaultCause, Move, Play, Ruleset, make_ruleset
 
 from ..referee import Referee, RefereeMatch
 from ..referee.faults import FaultPolicy, TimeControl
-from ..referee.launch import BotProcess
+from ..referee.launch import BotProcess, bot_command
 from .dropproxy import DropProxy
 from .scenarios import SCENARIOS, Scenario, opening_for
 
@@ -198,8 +198,11 @@ def _ms(value: float | None) -> str:
 class _Check:
     """One run: the referee, the relay, the bot processes, the phases."""
 
-    def __init__(self, command: Sequence[str], settings: CheckSettings, logs: Path) -> None:
-        self.command = list(command)
+    def __init__(self, command: Sequence[str], settings: CheckSettings, logs: Path,
+                 env: Mapping[str, str] | None = None) -> None:
+        # A lone registered bot name (greedy) or module:Class runs through the SDK client.
+        self.command = bot_command(command[0]) if len(command) == 1 and " " not in command[0] else list(command)
+        self.env = dict(env or {})
         self.settings = settings
         self.logs = logs
         self.tokens = {name: secrets.token_urlsafe(16) for name in ENTRANTS}
@@ -218,7 +221,7 @@ class _Check:
 
     def _launch(self, name: str) -> None:
         proc = BotProcess().start(self.command, self.addresses[name], self.tokens[name],
-                                  self.logs / f"{name}.log", entrant=name)
+                                  self.logs / f"{name}.log", entrant=name, env=self.env)
         self.referee.attach_process(name, proc)
         self.procs[name] = proc
 
@@ -405,7 +408,7 @@ class _Check:
 
 
 async def run_check(command: Sequence[str], settings: CheckSettings = CheckSettings(),
-                    logs: Path | None = None) -> CheckReport:
+                    logs: Path | None = None, env: Mapping[str, str] | None = None) -> CheckReport:
     """Run the whole check on ``command`` (an argv); never raises for a misbehaving bot.
 
     Raises :class:`~sevenrocks.server.referee.launch.LaunchError` if the command
@@ -414,5 +417,5 @@ async def run_check(command: Sequence[str], settings: CheckSettings = CheckSetti
     with tempfile.TemporaryDirectory(prefix="sevenrocks-check-") as tmp:
         folder = logs or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        return await _Check(command, settings, folder).run()
+        return await _Check(command, settings, folder, env).run()
 

@@ -98,6 +98,9 @@ class EventConfig:
     time: TimeSettings = field(default_factory=TimeSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     ratings: RatingSettings = field(default_factory=RatingSettings)
+    #: Run ``sevenrocks check`` on each launched entrant before its first match; refuse the
+    #: event, with the check's report, if one fails (events/preflight.py).
+    preflight: bool = False
     #: Where the config came from, for messages ("<defaults>" or a path).
     source: str = "<defaults>"
 
@@ -133,7 +136,7 @@ class EventConfig:
 
 EVENT_KEYS = {
     "name", "ruleset", "players", "target", "round_cap", "format", "deals", "duplicate",
-    "seed", "concurrency", "teams",
+    "seed", "concurrency", "teams", "preflight",
 }
 TOP_KEYS = {"event", "entrants", "time", "faults", "ratings"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
@@ -260,6 +263,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     seed = _get(w, ev, "seed", int, 1)
     concurrency = _get(w, ev, "concurrency", int, 2)
     _positive(f"{w}.concurrency", concurrency)
+    preflight = _get(w, ev, "preflight", bool, False)
 
     tm = _get(source, data, "time", dict, {})
     _check_keys(f"{source}: [time]", tm, TIME_KEYS)
@@ -325,7 +329,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
         duplicate=duplicate, seed=seed, concurrency=concurrency, teams=tuple(teams),
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw), source=source,
+        ratings=RatingSettings(tau, draw), preflight=preflight, source=source,
     )
 
 

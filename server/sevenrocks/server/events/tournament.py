@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from .config import EventConfig
 from .executor import Executor
@@ -55,9 +56,20 @@ def resume_ratings(config: EventConfig, store: Store) -> InOrder:
 async def run_event(
     config: EventConfig, store: Store, executor: Executor,
     observe: Callable[[Progress], None] | None = None,
+    preflight_logs: Path | None = None, say: Callable[[str], None] | None = None,
 ) -> EventPlan:
-    """Play every match of ``config`` not yet in ``store``; returns the plan it followed."""
+    """Play every match of ``config`` not yet in ``store``; returns the plan it followed.
+
+    With ``config.preflight``, every launched entrant with no stored match passes
+    ``sevenrocks check`` first (:mod:`.preflight`), or nothing is played.
+    """
     plan = plan_event(config, store)
+    if config.preflight and plan.todo:
+        from .preflight import preflight
+
+        todo = {t.match_id for t in plan.todo}
+        played = {s for t in plan.tasks if t.match_id not in todo for s in t.seats}
+        await preflight(config, played, preflight_logs or Path("sevenrocks-out") / "logs", say)
     order = resume_ratings(config, store)
     done = len(plan.tasks) - len(plan.todo)
     if observe:
