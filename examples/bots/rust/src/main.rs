@@ -173,9 +173,13 @@ fn settings() -> Settings {
     s
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
-    let s = settings();
+fn main() {
+    // One thread is plenty: the bot waits on the network far more than it thinks.
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime");
+    runtime.block_on(play_until_goodbye(settings()));
+}
+
+async fn play_until_goodbye(s: Settings) {
     let mut bot = Bot::default();
     let mut backoff = Duration::from_millis(50);
     let mut failing_since: Option<Instant> = None;
