@@ -111,3 +111,30 @@ def test_kits_explain_their_settings(kit: str, request: pytest.FixtureRequest) -
     assert done.returncode == 0 and "SEVENROCKS_REFEREE" in done.stdout and "unix:/path" in done.stdout
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=30)
     assert done.returncode == 2 and "set SEVENROCKS_REFEREE and SEVENROCKS_TOKEN" in done.stderr
+
+
+@pytest.mark.parametrize("kit", ["node", "rust"])
+def test_kits_stop_on_a_refused_token(kit: str, request: pytest.FixtureRequest) -> None:
+    """UNAUTHENTICATED is final: the kit exits 2 with the referee's reason instead of retrying."""
+    import asyncio
+
+    from sevenrocks.server.referee import Referee
+
+    command: list[str] = request.getfixturevalue(f"{kit}_bot")
+
+    async def attempt() -> tuple[int, str]:
+        referee = Referee({"someone": "the-right-token"})
+        port = await referee.start("127.0.0.1:0")
+        try:
+            env = {**os.environ, "SEVENROCKS_REFEREE": f"127.0.0.1:{port}", "SEVENROCKS_TOKEN": "a-wrong-token"}
+            proc = await asyncio.create_subprocess_exec(*command, env=env, stdout=asyncio.subprocess.PIPE,
+                                                        stderr=asyncio.subprocess.STDOUT)
+            out, _ = await asyncio.wait_for(proc.communicate(), 30)
+            assert proc.returncode is not None
+            return proc.returncode, out.decode()
+        finally:
+            await referee.stop()
+
+    code, out = asyncio.run(attempt())
+    assert code == 2, out
+    assert "missing or unknown token" in out

@@ -19,8 +19,11 @@ const PROTOCOL_VERSION = 1;
 // Status codes after which reconnecting cannot help (see the .proto's "Connecting").
 const FATAL = new Map([
   [grpc.status.UNAUTHENTICATED, 2],
+  [grpc.status.PERMISSION_DENIED, 2],
   [grpc.status.FAILED_PRECONDITION, 2],
+  [grpc.status.UNIMPLEMENTED, 2],
   [grpc.status.INVALID_ARGUMENT, 1],
+  [grpc.status.RESOURCE_EXHAUSTED, 1],
 ]);
 const GIVE_UP_MS = 60_000;
 

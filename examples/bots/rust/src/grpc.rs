@@ -16,7 +16,10 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use crate::{pb, Bot};
 
 pub const INVALID_ARGUMENT: i32 = 3;
+pub const PERMISSION_DENIED: i32 = 7;
+pub const RESOURCE_EXHAUSTED: i32 = 8;
 pub const FAILED_PRECONDITION: i32 = 9;
+pub const UNIMPLEMENTED: i32 = 12;
 pub const UNAVAILABLE: i32 = 14;
 pub const UNAUTHENTICATED: i32 = 16;
 

@@ -192,9 +192,18 @@ async fn play_until_goodbye(s: Settings) {
                 return;
             }
             // Reconnecting cannot help after these (see the .proto's "Connecting").
-            End::Status(code @ (grpc::UNAUTHENTICATED | grpc::FAILED_PRECONDITION | grpc::INVALID_ARGUMENT), m) => {
+            End::Status(
+                code @ (grpc::UNAUTHENTICATED
+                | grpc::PERMISSION_DENIED
+                | grpc::FAILED_PRECONDITION
+                | grpc::UNIMPLEMENTED
+                | grpc::INVALID_ARGUMENT
+                | grpc::RESOURCE_EXHAUSTED),
+                m,
+            ) => {
                 eprintln!("the referee refused the stream (status {code}): {m}");
-                std::process::exit(if code == grpc::INVALID_ARGUMENT { 1 } else { 2 });
+                let ours = code == grpc::INVALID_ARGUMENT || code == grpc::RESOURCE_EXHAUSTED;
+                std::process::exit(if ours { 1 } else { 2 });
             }
             End::Status(code, m) => format!("status {code}: {m}"),
             End::Transport(m) => m,
