@@ -286,7 +286,11 @@ class _Check:
         def scripted(sc: Scenario) -> Callable[[PhaseResult], Awaitable[None]]:
             async def play(result: PhaseResult) -> None:
                 ruleset = make_ruleset(sc.ruleset, sc.players, s.short_target)
-                opening = opening_for(sc, ruleset, s.seed)
+                try:
+                    opening = opening_for(sc, ruleset, s.seed)
+                except LookupError as e:  # the check's limit, not the bot's fault
+                    result.ok, result.skipped, result.detail = True, True, f"{e}; try another --seed"
+                    return
                 await self._match(result, ruleset, ENTRANTS[:sc.players], opening, about=sc.about)
             return play
 
