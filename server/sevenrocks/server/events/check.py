@@ -255,14 +255,18 @@ class _Check:
                     continue
                 self._revive()
                 await play(result)
-                if not result.ok and "connect" in result.detail and "reconnect" not in result.detail:
+                connected = {x.entrant for x in self.referee.seats.history or ()}
+                if result.offenders - connected:
                     stopped = "not played: the bot did not connect"
         finally:
             await self.referee.stop(grace=1.0)
             await self.proxy.stop()
-            for proc in self.procs.values():
+
+            def end(proc: BotProcess) -> None:
                 if proc.wait(2.0) is None:
                     proc.terminate()
+
+            await asyncio.gather(*(asyncio.to_thread(end, p) for p in self.procs.values()))
         self._collect_notices()
         for name in sorted({o for p in self.report.phases for o in p.offenders}):
             path = self.logs / f"{name}.log"
