@@ -138,3 +138,32 @@ def test_kits_stop_on_a_refused_token(kit: str, request: pytest.FixtureRequest) 
     code, out = asyncio.run(attempt())
     assert code == 2, out
     assert "missing or unknown token" in out
+
+
+@pytest.mark.parametrize("kit", ["node", "rust"])
+def test_kits_dial_a_unix_socket(kit: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """SEVENROCKS_REFEREE may be unix:/path: each kit plays a clean match over one."""
+    import asyncio
+
+    from sevenrocks.sdk.rules import make_ruleset
+    from sevenrocks.server.referee import Referee
+    from sevenrocks.server.referee.launch import BotProcess
+
+    command: list[str] = request.getfixturevalue(f"{kit}_bot")
+    address = f"unix:{tmp_path}/referee.sock"
+
+    async def play() -> None:
+        tokens = {"a": "token-a", "b": "token-b"}
+        referee = Referee(tokens)
+        await referee.start(address)
+        procs = [BotProcess().start(command, address, tokens[n], tmp_path / f"{n}.log", entrant=n) for n in tokens]
+        try:
+            m = await referee.play_match("unix", make_ruleset("fives", 2, 50), 3, list(tokens))
+        finally:
+            await referee.stop()
+            for p in procs:
+                p.terminate()
+        assert m.offender is None and m.reason == "target", m.record_lines[-1]
+        assert all(m.decision_ms[s] for s in (0, 1))
+
+    asyncio.run(play())
