@@ -217,3 +217,37 @@ def test_referee_plays_a_scripted_opening_then_asks_the_bots(tmp_path: Path) -> 
     assert "decision_ms" in plays[len(opening)] and "auto" not in plays[len(opening)]
     problems = verify_lines(lines)
     assert not problems, problems
+
+
+# ---------------------------------------------------------------------- the hint
+
+def test_match_and_tournament_point_a_bot_that_fails_at_start_to_the_check(tmp_path: Path) -> None:
+    dead = f"{sys.executable} -c pass"
+    result = CliRunner().invoke(cli, ["match", "--ruleset", "fives", "--seat", "greedy", "--seat", dead,
+                                      "--connect-timeout", "5"])
+    assert result.exit_code == 0, result.output
+    assert f"hint: check the bot on its own with: sevenrocks check -- {dead}" in result.output
+    # A bot that plays before it faults did not fail at start: no hint.
+    result = CliRunner().invoke(cli, ["match", "--ruleset", "fives", "--seat", "greedy",
+                                      "--seat", " ".join([*FAULT_BOT, "illegal", "2"])])
+    assert "forfeit: seat 1" in result.output and "hint:" not in result.output, result.output
+
+    config = tmp_path / "event.toml"
+    config.write_text(f"""[event]
+name = "hint"
+format = "self"
+[time]
+connect_timeout_s = 2
+[[entrants]]
+name = "good"
+bot = "greedy"
+[[entrants]]
+name = "dead"
+command = [{json.dumps(sys.executable)}, "-c", "pass"]
+""")
+    result = CliRunner().invoke(cli, ["tournament", str(config), "--db", str(tmp_path / "e.db"),
+                                      "--out", str(tmp_path / "out"), "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert "did not connect" in result.output
+    assert f"hint: check the bot on its own with: sevenrocks check -- {sys.executable} -c pass" in result.output
+    assert "sevenrocks check -- python -m" not in result.output  # the good entrant gets no hint

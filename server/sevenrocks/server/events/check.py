@@ -114,11 +114,10 @@ class CheckReport:
     reconnect_s: float | None = None
     #: Entrant -> the last lines of its output, for the entrants that faulted.
     log_tails: dict[str, list[str]] = field(default_factory=dict)
-    error: str | None = None
 
     @property
     def passed(self) -> bool:
-        return self.error is None and bool(self.phases) and all(p.ok for p in self.phases)
+        return bool(self.phases) and all(p.ok for p in self.phases)
 
     @property
     def faults(self) -> Counter[str]:
@@ -170,8 +169,6 @@ class CheckReport:
             if tail:
                 out.append(f"last lines of {name}'s output:")
                 out.extend(f"  {line}" for line in tail)
-        if self.error is not None:
-            out.append(f"error: {self.error}")
         failed = [p.name for p in played if not p.ok]
         if self.passed:
             out.append(f"PASS: {len(played)} phases, {decisions} decisions")
