@@ -24,6 +24,30 @@ connection died retries; the referee drops the dead stream when it sees it
 end, or by keepalive within about 30 s). The Hello must come within 5 s of
 opening the stream (DEADLINE_EXCEEDED otherwise).
 
+A bot the harness launches (sevenrocks match, tournament, check) finds what it
+needs in its environment: SEVENROCKS_REFEREE, the referee's address, either
+HOST:PORT (plaintext HTTP/2 unless the operator runs the referee with TLS) or
+unix:/path/to/socket; SEVENROCKS_TOKEN, the token; SEVENROCKS_ENTRANT, when
+set, the entrant name to put in Hello.entrant. A remote bot is given the same
+three values by the operator.
+
+The referee sends its response headers together with the Welcome, that is only
+after it has read the Hello: a client that waits for the response headers
+before writing anything waits forever. Write the Hello first.
+
+## Reconnecting
+
+Seats belong to a stream, not to a bot: if the stream is lost (the connection
+drops, the bot closes it), every seat it held is adjudicated at once by the
+fault policy (cause "disconnect", or "crash" if a launched bot's process has
+exited), and a new stream starts with no seats; later matches seat it as usual.
+After a transient error (status UNAVAILABLE, a reset connection) a bot should
+reconnect with backoff; `sevenrocks check` cuts a bot's connection mid-match and
+expects a new stream. UNAUTHENTICATED, PERMISSION_DENIED, FAILED_PRECONDITION,
+INVALID_ARGUMENT and RESOURCE_EXHAUSTED (a malformed or oversized message) and
+UNIMPLEMENTED (not a sevenrocks referee) do not get better by retrying, and
+after a Goodbye the bot should not reconnect.
+
 ## The turn sequence
 
     bot                                   referee
@@ -319,12 +343,17 @@ class Move(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     PLACEMENT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    """match_id and seat as in the RefereeMessage that carried the TurnRequest."""
     seat: _builtins.int
     request_id: _builtins.int
-    """The request_id of the TurnRequest being answered."""
+    """The request_id of the TurnRequest being answered (a uint64: keep it exact,
+    e.g. as a string or BigInt in JavaScript, not a floating-point Number).
+    """
     @_builtins.property
     def placement(self) -> Global___Placement:
-        """One of the TurnRequest's legal moves."""
+        """One of the TurnRequest's legal moves, copied as sent (the tile written low
+        first; no port only for the opening tile of a round).
+        """
 
     def __init__(
         self,
@@ -857,7 +886,10 @@ class TurnRequest(_message.Message):
     """
     @_builtins.property
     def legal_moves(self) -> _containers.RepeatedCompositeFieldContainer[Global___Placement]:
-        """Every legal placement, in the engine's order (hand order, then port order)."""
+        """Every legal placement, in the engine's order (hand order, then port order).
+        Never empty: a seat with no legal move is never asked. A bot needs no rules
+        engine to play legally: answering with any one of these is always legal.
+        """
 
     def __init__(
         self,
@@ -930,7 +962,9 @@ Global___MatchResult: _TypeAlias = MatchResult  # noqa: Y015
 
 @_typing.final
 class Goodbye(_message.Message):
-    """The referee ends the session; the stream closes after this. Do not reconnect."""
+    """The referee ends the session; the stream closes after this (the bot may close
+    its side too). Do not reconnect.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -24,6 +24,30 @@ connection died retries; the referee drops the dead stream when it sees it
 end, or by keepalive within about 30 s). The Hello must come within 5 s of
 opening the stream (DEADLINE_EXCEEDED otherwise).
 
+A bot the harness launches (sevenrocks match, tournament, check) finds what it
+needs in its environment: SEVENROCKS_REFEREE, the referee's address, either
+HOST:PORT (plaintext HTTP/2 unless the operator runs the referee with TLS) or
+unix:/path/to/socket; SEVENROCKS_TOKEN, the token; SEVENROCKS_ENTRANT, when
+set, the entrant name to put in Hello.entrant. A remote bot is given the same
+three values by the operator.
+
+The referee sends its response headers together with the Welcome, that is only
+after it has read the Hello: a client that waits for the response headers
+before writing anything waits forever. Write the Hello first.
+
+## Reconnecting
+
+Seats belong to a stream, not to a bot: if the stream is lost (the connection
+drops, the bot closes it), every seat it held is adjudicated at once by the
+fault policy (cause "disconnect", or "crash" if a launched bot's process has
+exited), and a new stream starts with no seats; later matches seat it as usual.
+After a transient error (status UNAVAILABLE, a reset connection) a bot should
+reconnect with backoff; `sevenrocks check` cuts a bot's connection mid-match and
+expects a new stream. UNAUTHENTICATED, PERMISSION_DENIED, FAILED_PRECONDITION,
+INVALID_ARGUMENT and RESOURCE_EXHAUSTED (a malformed or oversized message) and
+UNIMPLEMENTED (not a sevenrocks referee) do not get better by retrying, and
+after a Goodbye the bot should not reconnect.
+
 ## The turn sequence
 
     bot                                   referee

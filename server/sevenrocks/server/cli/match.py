@@ -12,7 +12,7 @@ from typing import Literal
 
 import click
 
-from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, make_ruleset
+from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Play, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
 from ..referee.faults import FaultPolicy, TimeControl
@@ -118,6 +118,11 @@ def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id
         if never is None:
             show(result, names, ruleset)
         if result.offender is not None:
+            seat = result.offender.seat
+            if not any(isinstance(ev, Play) and ev.seat == seat for ev in result.events):  # failed at start
+                from ..events.check import check_hint
+
+                click.echo(check_hint(seats[result.offender.seat]), err=True)
             path = log_paths[names[result.offender.seat]]
             tail = path.read_text(errors="replace").strip().splitlines()[-15:] if path.exists() else []
             if tail:

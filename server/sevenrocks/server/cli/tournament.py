@@ -13,7 +13,9 @@ from pathlib import Path
 import click
 
 from ..events.config import ConfigError, EventConfig, default_config, load_config
+from ..events.check import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
+from ..events.preflight import PreflightFailed
 from ..referee.launch import LaunchError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, write_all
@@ -129,7 +131,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     with store:
         executor = make_executor(config, out_dir, cluster, listen, tls)
         try:
-            plan = _run(config, store, executor, quiet, replay)
+            plan = _run(config, store, executor, quiet, replay, out_dir / "logs")
         except Interrupted as e:
             done = len(store.done_ids(config.name))
             click.echo(f"\n{e.how}: {done} matches of event {config.name!r} are stored in {db_path}; "
@@ -137,9 +139,14 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             sys.exit(e.code)
         except (StoreError, ConfigError) as e:
             raise BadInput(str(e)) from None
+        except PreflightFailed as e:
+            raise click.ClickException(str(e)) from None
         except sqlite3.Error as e:
             raise BadInput(explain(e, db_path)) from None
-        except (EntrantsUnreachable, LaunchError) as e:
+        except EntrantsUnreachable as e:  # a bot failed at start: point at the check
+            hints = [check_hint(x.command) for x in config.entrants if x.command and f"  {x.name}: `" in str(e)]
+            raise click.ClickException("\n".join([str(e), *hints])) from None
+        except LaunchError as e:
             raise click.ClickException(str(e)) from None
         try:
             lb = build_leaderboard(store, config.name)
@@ -165,7 +172,8 @@ class Interrupted(Exception):
         self.code = code
 
 
-def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, replay: tuple[str, ...]) -> EventPlan:
+def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, replay: tuple[str, ...],
+         preflight_logs: Path) -> EventPlan:
     """Run the event on a fresh event loop; SIGTERM stops it exactly as Ctrl-C does."""
     terminated = False
 
@@ -182,12 +190,14 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, on_term)
         try:
+            say = None if quiet else (lambda text: click.echo(text, err=True))
             if quiet:
-                return await run_event(config, store, executor, replay=replay)
+                return await run_event(config, store, executor, replay=replay, preflight_logs=preflight_logs, say=say)
             from ..events.progress import EventBar
 
             with EventBar(config.name) as bar:
-                return await run_event(config, store, executor, bar, replay=replay)
+                return await run_event(config, store, executor, bar, replay=replay,
+                                       preflight_logs=preflight_logs, say=say)
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
 

@@ -120,6 +120,9 @@ class EventConfig:
     faults: FaultSettings = field(default_factory=FaultSettings)
     ratings: RatingSettings = field(default_factory=RatingSettings)
     bots: BotSettings = field(default_factory=BotSettings)
+    #: Run ``sevenrocks check`` on each launched entrant before its first match; refuse the
+    #: event, with the check's report, if one fails (events/preflight.py).
+    preflight: bool = False
     #: Where the config came from, for messages ("<defaults>" or a path).
     source: str = "<defaults>"
 
@@ -157,7 +160,7 @@ class EventConfig:
 
 EVENT_KEYS = {
     "name", "ruleset", "players", "target", "round_cap", "format", "deals", "duplicate",
-    "seed", "concurrency", "teams",
+    "seed", "concurrency", "teams", "preflight",
 }
 TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
@@ -297,6 +300,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     _within(f"{w}.seed", seed, -(2**63), 2**63 - 1, "a 64-bit integer")
     concurrency = _get(w, ev, "concurrency", int, 2)
     _within(f"{w}.concurrency", concurrency, 1, MAX_CONCURRENCY, f"an integer from 1 to {MAX_CONCURRENCY}")
+    preflight = _get(w, ev, "preflight", bool, False)
 
     tm = _get(source, data, "time", dict, {})
     _check_keys(f"{source}: [time]", tm, TIME_KEYS)
@@ -382,7 +386,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
         duplicate=duplicate, seed=seed, concurrency=concurrency, teams=tuple(teams),
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw), bots=BotSettings(in_row, restarts, backoff, fresh), source=source,
+        ratings=RatingSettings(tau, draw), bots=BotSettings(in_row, restarts, backoff, fresh), preflight=preflight, source=source,
     )
 
 

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+from pathlib import Path
 
 from .config import EventConfig
 from .executor import Executor
@@ -127,9 +128,19 @@ def resume_ratings(config: EventConfig, store: Store) -> InOrder:
 async def run_event(
     config: EventConfig, store: Store, executor: Executor,
     observe: Callable[[Progress], None] | None = None, replay: Sequence[str] = (),
+    preflight_logs: Path | None = None, say: Callable[[str], None] | None = None,
 ) -> EventPlan:
-    """Play every match of ``config`` not yet in ``store``; returns the plan it followed."""
+    """Play every match of ``config`` not yet in ``store``; returns the plan it followed.
+
+    With ``config.preflight``, every launched entrant with no stored match passes
+    ``sevenrocks check`` first (:mod:`.preflight`), or nothing is played.
+    """
     plan = plan_event(config, store, replay)
+    if config.preflight and not plan.was_finished:
+        from .preflight import preflight
+
+        played = {s for m in store.matches([config.name]) for s in m.seats}
+        await preflight(config, played, preflight_logs or Path("sevenrocks-out") / "logs", say)
     order = resume_ratings(config, store)
     if plan.replayed:  # the replayed entrant's matches left the ratings: store them as they are now
         store.save_all_ratings(config.name, order.book.rows(), order.next)

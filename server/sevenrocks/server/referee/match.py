@@ -69,8 +69,11 @@ class MatchRun:
     """One match in progress: the engine, the seat links, the clocks, the strikes."""
 
     def __init__(self, referee: Referee, match_id: str, ruleset: Ruleset, seed: int,
-                 seats: Sequence[str], extra: Mapping[str, Any] | None, hidden: bool = False) -> None:
+                 seats: Sequence[str], extra: Mapping[str, Any] | None, hidden: bool = False,
+                 opening: Sequence[Move] = ()) -> None:
         self.referee = referee
+        #: Moves the referee plays itself before asking anyone (``sevenrocks check``'s scripted positions).
+        self.opening = list(opening)
         self.match_id = match_id
         self.entrants = list(seats)
         self.header = header_for(match_id, ruleset, seed, self.entrants, dict(extra or {}))
@@ -215,6 +218,9 @@ class MatchRun:
                     f = self.forced
                     self.publish(game.forfeit(f.seat, f.cause, f.detail))
                     break
+                if self.opening:  # checked by the engine like any move; marked in the record
+                    self.publish(game.play(self.opening.pop(0)), {"auto": "scripted"})
+                    continue
                 seat = game.turn
                 moves = game.legal_moves()
                 if autoplay and len(moves) == 1:

@@ -54,6 +54,9 @@ class SeatRegistry:
         self.sessions: dict[str, list[Session]] = {}
         self._probes: dict[str, ExitProbe] = {}
         self._changed = asyncio.Event()
+        #: Set to a list to keep every session ever added, closed ones too (``sevenrocks
+        #: check`` reads their notices); None, the default, keeps nothing.
+        self.history: list[Session] | None = None
 
     # ------------------------------------------------------------------ entrants
 
@@ -76,6 +79,8 @@ class SeatRegistry:
 
     def add(self, session: Session) -> None:
         self.sessions.setdefault(session.entrant, []).append(session)
+        if self.history is not None:
+            self.history.append(session)
         self.changed()
 
     def remove(self, session: Session) -> None:

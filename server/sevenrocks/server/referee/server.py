@@ -21,7 +21,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection, reflection_pb2_grpc
 
-from sevenrocks.sdk.rules import FaultCause, Ruleset
+from sevenrocks.sdk.rules import FaultCause, Move, Ruleset
 from sevenrocks.v1 import referee_pb2 as pb
 from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 
@@ -175,17 +175,21 @@ class Referee:
     async def play_match(
         self, match_id: str, ruleset: Ruleset, seed: int, seats: Sequence[str],
         extra: Mapping[str, Any] | None = None, hidden: bool = False,
+        opening: Sequence[Move] = (),
     ) -> RefereeMatch:
         """Play one match with ``seats[i]`` (an entrant name) in seat ``i``; always ends with a record.
 
         ``hidden``: spectators never see this match, running or finished (a duplicate
         deal, whose hands another match of its set may still be playing).
+
+        ``opening``: moves of the seeded match the referee plays itself (marked
+        ``"auto": "scripted"``) before it asks any seat, to put bots in a chosen position.
         """
         if len(seats) != ruleset.players:
             raise ValueError(f"{ruleset.name} needs {ruleset.players} seats, got {len(seats)}")
         if self.feed.get(match_id) is not None and match_id in self.feed.running:
             raise ValueError(f"match {match_id!r} is already running on this referee")
-        run = MatchRun(self, match_id, ruleset, seed, seats, extra, hidden)
+        run = MatchRun(self, match_id, ruleset, seed, seats, extra, hidden, opening)
         self.feed.open(run.feed)
         return await run.run()
 

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 #: Refused messages a stream may send before it is closed as malformed.
 MAX_IGNORED = 1000
+#: Notices a session keeps the text of, for diagnostics.
+MAX_KEPT_NOTICES = 20
 
 
 class MatchHandle(Protocol):
@@ -91,7 +93,7 @@ class Session:
     """One authenticated bot stream and the seats it plays."""
 
     __slots__ = ("id", "entrant", "name", "version", "max_seats", "links", "_outbox", "_ready", "_unflushed",
-                 "closed", "losing", "end", "ignored", "peer")
+                 "closed", "losing", "end", "ignored", "peer", "notices")
 
     def __init__(self, session_id: str, entrant: str, hello: pb.Hello, default_max_seats: int) -> None:
         self.id = session_id
@@ -114,6 +116,8 @@ class Session:
         self.ignored = 0
         #: The client's address as gRPC reports it (for the log).
         self.peer = ""
+        #: The first notices sent on this stream (``sevenrocks check`` reports them).
+        self.notices: list[str] = []
 
     @property
     def free(self) -> int:
@@ -141,6 +145,8 @@ class Session:
         self._unflushed.append(pending)
 
     def notice(self, text: str, match_id: str = "", seat: int = 0) -> None:
+        if len(self.notices) < MAX_KEPT_NOTICES:
+            self.notices.append(text)
         self.send(pb.RefereeMessage(match_id=match_id, seat=seat, notice=pb.Notice(text=text)))
 
     def ignore(self, text: str, match_id: str = "", seat: int = 0) -> None:

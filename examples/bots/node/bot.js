@@ -1,0 +1,241 @@
+#!/usr/bin/env node
+// A Seven Rocks / fives bot in JavaScript, written from proto/sevenrocks/v1/referee.proto alone.
+//
+//   SEVENROCKS_REFEREE=127.0.0.1:50051 SEVENROCKS_TOKEN=... node bot.js
+//
+// It opens one Referee.Play stream for all its seats, keeps a small view of each
+// seat (its hand, the ruleset, the scores), and answers every TurnRequest with the
+// heaviest of the legal moves the referee sent. Replace chooseMove() with your own
+// strategy: everything else is the protocol, done once.
+"use strict";
+
+const path = require("node:path");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+
+const NAME = "node-heaviest";
+const VERSION = "1.0.0";
+const PROTOCOL_VERSION = 1;
+// Status codes after which reconnecting cannot help (see the .proto's "Connecting").
+const FATAL = new Map([
+  [grpc.status.UNAUTHENTICATED, 2],
+  [grpc.status.PERMISSION_DENIED, 2],
+  [grpc.status.FAILED_PRECONDITION, 2],
+  [grpc.status.UNIMPLEMENTED, 2],
+  [grpc.status.INVALID_ARGUMENT, 1],
+  [grpc.status.RESOURCE_EXHAUSTED, 1],
+]);
+const GIVE_UP_MS = 60_000;
+
+function usage() {
+  return [
+    "usage: node bot.js [--referee HOST:PORT|unix:/path] [--token TOKEN] [--proto FILE]",
+    "",
+    "The referee's address and your entrant's token arrive in SEVENROCKS_REFEREE and",
+    "SEVENROCKS_TOKEN (sevenrocks match / tournament / check set both); SEVENROCKS_ENTRANT",
+    "names the entrant when the referee set it. The flags override the environment.",
+  ].join("\n");
+}
+
+function settings(argv) {
+  const out = {
+    referee: process.env.SEVENROCKS_REFEREE || "",
+    token: process.env.SEVENROCKS_TOKEN || "",
+    entrant: process.env.SEVENROCKS_ENTRANT || "",
+    proto: process.env.SEVENROCKS_PROTO || path.join(__dirname, "..", "..", "..", "proto", "sevenrocks", "v1", "referee.proto"),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    if (flag === "-h" || flag === "--help") {
+      console.log(usage());
+      process.exit(0);
+    }
+    const key = { "--referee": "referee", "--token": "token", "--proto": "proto" }[flag];
+    if (!key || i + 1 >= argv.length) {
+      console.error(`unknown or incomplete option ${flag}\n${usage()}`);
+      process.exit(2);
+    }
+    out[key] = argv[++i];
+  }
+  if (!out.referee || !out.token) {
+    console.error(`no referee address or token: set SEVENROCKS_REFEREE and SEVENROCKS_TOKEN\n${usage()}`);
+    process.exit(2);
+  }
+  return out;
+}
+
+function loadProto(file) {
+  // keepCase: field names as in the .proto (match_id, legal_moves); longs as strings so that
+  // uint64 request ids survive the round trip exactly; oneofs: msg.body names the set field.
+  const definition = protoLoader.loadSync(file, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
+  return grpc.loadPackageDefinition(definition).sevenrocks.v1;
+}
+
+// ------------------------------------------------------------------ the strategy
+
+function pips(tile) {
+  return tile.low + tile.high;
+}
+
+// Pick one of the referee's legal moves (TurnRequest.legal_moves, never empty).
+// `seat` is this seat's view: {ruleset, players, hand, scores}.
+function chooseMove(seat, legalMoves) {
+  let best = legalMoves[0];
+  for (const m of legalMoves) if (pips(m.tile) > pips(best.tile)) best = m;
+  return best;
+}
+
+// ------------------------------------------------------------------ the protocol
+
+class Bot {
+  constructor(opts, pkg) {
+    this.opts = opts;
+    this.pkg = pkg;
+    this.seats = new Map(); // "match_id/seat" -> view
+    this.goodbye = null;
+  }
+
+  key(msg) {
+    return `${msg.match_id}/${msg.seat}`;
+  }
+
+  // Handle one RefereeMessage; return a BotMessage to send, or null.
+  handle(msg) {
+    const key = this.key(msg);
+    switch (msg.body) {
+      case "welcome":
+        console.log(`welcome: entrant ${msg.welcome.entrant}, session ${msg.welcome.session_id}`);
+        return null;
+      case "seat_assignment": {
+        const a = msg.seat_assignment;
+        this.seats.set(key, { ruleset: a.ruleset, players: a.players, hand: [], scores: [] });
+        return null;
+      }
+      case "deal": {
+        const view = this.seats.get(key);
+        if (view) {
+          view.hand = msg.deal.hand.slice();
+          view.scores = msg.deal.scores.slice();
+        }
+        return null;
+      }
+      case "play": {
+        const view = this.seats.get(key);
+        const p = msg.play;
+        if (view) {
+          view.scores = p.scores.slice();
+          if (p.seat === msg.seat) {
+            const t = p.placement.tile;
+            view.hand = view.hand.filter((h) => h.low !== t.low || h.high !== t.high);
+          }
+        }
+        return null;
+      }
+      case "draw": {
+        const view = this.seats.get(key);
+        if (view && msg.draw.seat === msg.seat && msg.draw.tile) view.hand.push(msg.draw.tile);
+        return null;
+      }
+      case "turn_request": {
+        const t = msg.turn_request;
+        const view = this.seats.get(key) || { hand: [], scores: [] };
+        try {
+          const placement = chooseMove(view, t.legal_moves);
+          return { move: { match_id: msg.match_id, seat: msg.seat, request_id: t.request_id, placement } };
+        } catch (e) {
+          // Report it at once (the seat is adjudicated as a crash) instead of timing out.
+          return { error: { match_id: msg.match_id, seat: msg.seat, request_id: t.request_id, detail: String(e && e.stack || e) } };
+        }
+      }
+      case "match_result":
+        this.seats.delete(key);
+        return null;
+      case "notice":
+        console.log(`notice: ${msg.notice.text}`);
+        return null;
+      case "goodbye":
+        this.goodbye = msg.goodbye.reason || "goodbye";
+        return null;
+      default: // passed, round_end: public events this strategy does not need
+        return null;
+    }
+  }
+
+  // One stream until it ends; resolves with null after a Goodbye, else the error.
+  stream(client) {
+    return new Promise((resolve) => {
+      const metadata = new grpc.Metadata();
+      metadata.set("authorization", `Bearer ${this.opts.token}`);
+      const call = client.Play(metadata);
+      let settled = false;
+      const done = (err) => {
+        if (!settled) {
+          settled = true;
+          resolve(err);
+        }
+      };
+      call.on("data", (batch) => {
+        for (const msg of batch.messages) {
+          const answer = this.handle(msg);
+          if (answer) call.write(answer);
+        }
+        if (this.goodbye !== null) call.end();
+      });
+      call.on("error", (err) => done(this.goodbye !== null ? null : err));
+      call.on("end", () => done(this.goodbye !== null ? null : Object.assign(new Error("stream ended without a Goodbye"), { code: grpc.status.UNAVAILABLE })));
+      call.write({ hello: { name: NAME, version: VERSION, protocol_version: PROTOCOL_VERSION, max_seats: 0, entrant: this.opts.entrant } });
+    });
+  }
+
+  // Play until Goodbye; reconnect with backoff after transient errors (a dropped connection).
+  async run() {
+    // grpc-js understands "HOST:PORT" and "unix:/path" addresses as they are.
+    const client = new this.pkg.Referee(this.opts.referee, grpc.credentials.createInsecure());
+    let backoff = 50;
+    let failingSince = null;
+    for (;;) {
+      const started = Date.now();
+      const err = await this.stream(client);
+      if (err === null) {
+        console.log(`goodbye: ${this.goodbye}`);
+        client.close();
+        return 0;
+      }
+      if (FATAL.has(err.code)) {
+        console.error(`the referee refused the stream: ${err.details || err.message}`);
+        client.close();
+        return FATAL.get(err.code);
+      }
+      this.seats.clear(); // a new stream starts with no seats
+      if (Date.now() - started > 1000) {
+        backoff = 50;
+        failingSince = null;
+      }
+      failingSince = failingSince || started;
+      if (Date.now() - failingSince > GIVE_UP_MS) {
+        console.error(`cannot reach the referee at ${this.opts.referee}: ${err.details || err.message}`);
+        client.close();
+        return 1;
+      }
+      console.log(`connection lost (${err.details || err.message}); reconnecting in ${backoff} ms`);
+      await new Promise((r) => setTimeout(r, backoff));
+      backoff = Math.min(backoff * 2, 5000);
+    }
+  }
+}
+
+async function main() {
+  const opts = settings(process.argv.slice(2));
+  const bot = new Bot(opts, loadProto(opts.proto));
+  process.on("SIGTERM", () => process.exit(0));
+  process.exit(await bot.run());
+}
+
+if (require.main === module) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
+
+module.exports = { Bot, chooseMove, loadProto };
