@@ -13,7 +13,7 @@ from ..events.config import ConfigError, EventConfig, default_config, load_confi
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
 from ..referee.launch import LaunchError
 from ..publish.leaderboard import build_leaderboard
-from ..publish.render import render_table, write_all
+from ..publish.render import render_table, settled_line, write_all
 from ..events.store import Store, StoreError
 from ..events.tournament import run_event
 
@@ -26,6 +26,17 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
         return ClusterExecutor(config, cluster, out / "logs", config.concurrency)
     return LocalExecutor(config, out / "logs", config.concurrency, listen,
                          lambda text: click.echo(text, err=True))
+
+
+def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> EventConfig:
+    """``config`` scheduled adaptively, with the command line's stopping rule."""
+    if config.make_ruleset().players != 4 or not config.make_ruleset().partnerships:
+        raise click.UsageError("--until-settled and --budget schedule Seven Rocks matchups adaptively; "
+                               f"event {config.name!r} is {config.ruleset}")
+    s = config.schedule
+    s = dataclasses.replace(s, mode="adaptive", until_settled=until_settled or s.until_settled,
+                            budget=budget if budget is not None else s.budget)
+    return dataclasses.replace(config, schedule=s)
 
 
 @click.command("tournament")
@@ -41,9 +52,14 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
                    "tcp://HOST:8786 uses the workers of a running `dask scheduler`. See docs/scale.md.")
 @click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Where the referee listens; use 0.0.0.0:PORT when remote entrants connect from other machines.")
+@click.option("--until-settled", is_flag=True,
+              help="Schedule adaptively and stop as soon as every neighbour pair on the leaderboard is settled "
+                   "(or the budget is spent).")
+@click.option("--budget", type=click.IntRange(min=1), default=None,
+              help="Adaptive events: at most this many matches (default: the config's, else 200).")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
-               cluster: str | None, listen: str, quiet: bool) -> None:
+               cluster: str | None, listen: str, until_settled: bool, budget: int | None, quiet: bool) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -59,6 +75,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament examples/fives.toml --concurrency 4
       sevenrocks tournament examples/event.toml --cluster local:2       # 2 Dask workers here
       sevenrocks tournament examples/event.toml --cluster tcp://10.0.0.5:8786
+      sevenrocks tournament examples/event.toml --until-settled --budget 400
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
     try:
@@ -67,6 +84,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise click.ClickException(str(e)) from None
     if concurrency is not None:
         config = dataclasses.replace(config, concurrency=concurrency)
+    if until_settled or budget is not None:
+        config = adaptive(config, until_settled, budget)
     try:
         store = Store(db_path)
     except StoreError as e:
@@ -92,4 +111,6 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         written = write_all(lb, out_dir)
     if not quiet:
         click.echo(render_table(lb))
+    else:
+        click.echo(settled_line(lb), err=True)
     click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}", err=True)

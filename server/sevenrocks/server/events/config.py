@@ -405,23 +405,33 @@ def load_config(path: Path) -> EventConfig:
 
 
 def default_config() -> EventConfig:
-    """The embedded event: every registered reference bot, pairings, sized to finish in minutes.
+    """The embedded event: every registered reference bot, sized to order them right in minutes.
 
-    With fewer than four registered bots the pairings format cannot seat
-    distinct partnerships, so the default falls back to ``self`` (each bot
-    partnered with itself).
+    Measured with ``bench/ranking.py`` on a pool of real reference-bot matches (see
+    docs/tournament.md): pairings plus head to head, scheduled adaptively (after the
+    first round, every new deal goes to the neighbour pair whose order is least
+    settled), at most 200 matches. The search entrant thinks a fixed 40 deals per
+    move (~7 ms instead of ~150 ms): the strength the ladder and the pool measure,
+    and a whole event in a few minutes on two cores. With fewer than four registered
+    bots the pairings format cannot seat distinct partnerships, so the default falls
+    back to head to head alone (``self``).
     """
     # An entry point whose module is not installed cannot be launched; leave it out.
     names = [n for n in bot_names() if _importable(bot_module(n))]
     if len(names) < 2:
         raise ConfigError("fewer than two bots are registered in the 'sevenrocks.bots' entry-point group; "
                           "install the package (pip install -e .) or pass a config file")
-    entrants = [{"name": n, "bot": n} for n in names]
-    fmt = "pairings" if len(names) >= 4 else "self"
-    # 4 deals of pairings is 48 matches: about 2-3 minutes on two cores, most of it the
-    # search bot thinking (~150 ms a decision). Its budget is its own; the generous
-    # per-move limit only keeps a busy machine from turning its thinking into timeouts.
-    data = {"event": {"name": "default", "format": fmt, "deals": 4, "seed": 1, "concurrency": 2},
+    entrants: list[dict[str, Any]] = [{"name": n, "bot": n} for n in names]
+    for e in entrants:
+        if e["bot"] == "search":
+            e["env"] = {"SEVENROCKS_SEARCH_ITERATIONS": "40"}
+    pairings = len(names) >= 4
+    event: dict[str, Any] = {"name": "default", "format": "pairings" if pairings else "self", "seed": 1,
+                             "concurrency": 2}
+    if pairings:
+        event["head_to_head"] = True
+    # The generous per-move limit only keeps a busy machine from turning thinking into timeouts.
+    data = {"event": event, "schedule": {"mode": "adaptive", "budget": 200},
             "time": {"per_move_ms": 3000}, "entrants": entrants}
     return parse_config(data, "<defaults>")
 

@@ -1,0 +1,272 @@
+"""How often does an event order the four reference bots right, and is its settled verdict true?
+
+Bootstraps events from a pool of real reference-bot matches (``bench/data/ranking_pool.csv``,
+built by ``bench/ranking_pool.py``; search at a fixed 40 deals per move) and rates each
+event with the project's own code: the schedule's matchups, :class:`RatingBook` (TrueSkill
+in schedule order), the order-free fit, the settled verdict and the adaptive planner.
+An event's deal of a matchup is a pool group of that matchup drawn at random (with
+replacement): two matches of one deal with the seats exchanged; without duplicates, the
+same number of matches each from a group of its own.
+
+The truth is search > defensive > greedy > random (the ladder, and the pool itself).
+For every design and size it prints P(full order right), P(search above defensive),
+how often the event says its order is settled and how often it is right when it does
+(per event: every neighbour pair settled; per claim: each settled neighbour pair), and
+the fewest matches at which P(full order) reaches 0.95.
+
+    python bench/ranking.py                 # ~2-4 minutes from the cached pool
+    python bench/ranking.py --events 1000   # tighter intervals
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import random
+import statistics
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+ROOT = Path(__file__).resolve().parent.parent
+for src in ("proto", "sdk", "server", "bots"):
+    if str(ROOT / src) not in sys.path:
+        sys.path.insert(0, str(ROOT / src))
+
+from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
+from sevenrocks.server.events.config import EventConfig, ScheduleSettings, parse_config  # noqa: E402
+from sevenrocks.server.events.fit import Phi, Result, fit  # noqa: E402
+from sevenrocks.server.events.ratings import RatingBook  # noqa: E402
+from sevenrocks.server.events.schedule import MatchTask, Matchup, partnership_matchups  # noqa: E402
+from sevenrocks.server.events.stats import wilson  # noqa: E402
+from sevenrocks.server.events.verdict import order_of, verdict  # noqa: E402
+
+POOL = ROOT / "bench" / "data" / "ranking_pool.csv"
+TRUTH = ("search", "defensive", "greedy", "random")
+LEVEL = 0.95
+Side = tuple[str, ...]
+Key = tuple[frozenset[Side], int]
+
+
+# ---------------------------------------------------------------------- the pool
+
+def load_pool(path: Path) -> dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]]:
+    """Complete groups of each pool unit, keyed by its two sides and cyclic order."""
+    raw: dict[tuple[str, int], dict[int, tuple[tuple[str, ...], tuple[int, ...]]]] = defaultdict(dict)
+    with path.open(newline="") as f:
+        for r in csv.DictReader(f):
+            w = r["winner"]
+            ranks = (0, 0) if w == "" else (0, 1) if w == "0" else (1, 0)
+            raw[(r["unit"], int(r["group"]))][int(r["seating"])] = (tuple(r["seats"].split(".")), ranks)
+    pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]] = defaultdict(list)
+    for (unit, _group), seatings in sorted(raw.items()):
+        if len(seatings) != 2:
+            continue
+        kind, _, rest = unit.partition(":")
+        if kind == "h2h":
+            a, b = rest.split("~")
+            key: Key = (frozenset({(a, a), (b, b)}), 0)
+        else:
+            sides, _, o = rest.rpartition(":")
+            p, q = (tuple(sorted(s.split("."))) for s in sides.split("~"))
+            key = (frozenset({p, q}), int(o[1:]))
+        pool[key].append([seatings[0], seatings[1]])
+    return pool
+
+
+def key_of(matchup: Matchup, o: int) -> Key:
+    p, q = matchup
+    return (frozenset({tuple(sorted(p)), tuple(sorted(q))}), o if p[0] != p[1] else 0)
+
+
+class Dealer:
+    """Draws pool groups for an event's deals of its matchups."""
+
+    def __init__(self, pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]],
+                 rng: random.Random, duplicate: bool) -> None:
+        self.pool, self.rng, self.duplicate = pool, rng, duplicate
+        self.n = 0
+
+    def deal(self, matchup: Matchup) -> list[Result]:
+        """One deal of ``matchup``: 2 matches (head to head) or 4 (a pairings matchup, both cyclic orders)."""
+        out = []
+        orders = (0,) if matchup[0][0] == matchup[0][1] else (0, 1)
+        for o in orders:
+            groups = self.pool[key_of(matchup, o)]
+            if self.duplicate:
+                self.n += 1
+                out.extend(Result(s, r, f"g{self.n}") for s, r in self.rng.choice(groups))
+            else:
+                for _ in range(2):
+                    self.n += 1
+                    s, r = self.rng.choice(self.rng.choice(groups))
+                    out.append(Result(s, r, f"g{self.n}"))
+        return out
+
+
+# ---------------------------------------------------------------------- designs
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """What one bootstrapped event concluded."""
+
+    matches: int
+    order: tuple[str, ...]
+    #: (upper, lower, settled) for each neighbour pair.
+    claims: tuple[tuple[str, str, bool], ...]
+
+    @property
+    def settled(self) -> bool:
+        return all(s for _, _, s in self.claims)
+
+
+def config(fmt: str, head_to_head: bool = False, **schedule: object) -> EventConfig:
+    cfg = parse_config({"event": {"name": "bench", "format": fmt, "head_to_head": head_to_head},
+                        "entrants": [{"name": n, "bot": n} for n in ("random", "greedy", "defensive", "search")]},
+                       "<bench>")
+    return replace(cfg, schedule=ScheduleSettings(**schedule)) if schedule else cfg  # type: ignore[arg-type]
+
+
+def fixed_results(cfg: EventConfig, deals: int, dealer: Dealer) -> list[Result]:
+    """A fixed event in schedule order: deal by deal, every matchup of the format."""
+    out: list[Result] = []
+    for _ in range(deals):
+        for m in partnership_matchups(cfg):
+            out.extend(dealer.deal(m))
+    return out
+
+
+def judge_fit(results: Sequence[Result]) -> Event:
+    v = verdict(fit(results, True, TRUTH), LEVEL)
+    return Event(len(results), v.order, tuple((n.upper, n.lower, n.settled) for n in v.neighbours))
+
+
+def judge_trueskill(results: Sequence[Result]) -> Event:
+    """Today's leaderboard: TrueSkill in schedule order, ranked by mu - 3 sigma, P from mu and sigma."""
+    book = RatingBook(True)
+    for r in results:
+        book.apply(r.seats, r.ranks)
+    ratings = book.bots()
+    order = tuple(sorted(ratings, key=lambda k: (-ratings[k].conservative, k)))
+    claims = []
+    for a, b in zip(order, order[1:]):
+        ra, rb = ratings[a], ratings[b]
+        p = Phi((ra.mu - rb.mu) / (ra.sigma ** 2 + rb.sigma ** 2) ** 0.5)
+        claims.append((a, b, p >= LEVEL))
+    return Event(len(results), order, tuple(claims))
+
+
+def adaptive_event(cfg: EventConfig, dealer: Dealer) -> Event:
+    """The adaptive planner, fed pool deals instead of played matches."""
+    plan = AdaptivePlan(cfg)
+    results: list[Result] = []
+    tasks = plan.first_round()
+    while tasks:
+        results.extend(r for m in _matchups(plan, tasks) for r in dealer.deal(m))
+        tasks = plan.next_round(results)
+    return judge_fit(results)
+
+
+def _matchups(plan: AdaptivePlan, tasks: Sequence[MatchTask]) -> list[Matchup]:
+    """The matchup deals a round added (one per duplicate deal of a matchup)."""
+    by_name = {f"{'.'.join(sorted(p))}~{'.'.join(sorted(q))}": (p, q) for p, q in plan.matchups}
+    seen: list[str] = []
+    for t in tasks:
+        deal, _, rest = t.group.partition("-")
+        unit = rest.rsplit("-o", 1)[0]
+        if (deal, unit) not in seen:
+            seen.append((deal, unit))  # type: ignore[arg-type]
+    return [by_name[u] for _, u in seen]  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------------- the table
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    design: str
+    size: str
+    events: list[Event]
+
+    def cells(self) -> list[str]:
+        n = len(self.events)
+        full = sum(e.order == TRUTH for e in self.events)
+        close = sum(e.order.index("search") < e.order.index("defensive") for e in self.events)
+        settled = [e for e in self.events if e.settled]
+        right = sum(e.order == TRUTH for e in settled)
+        claims = [(a, b) for e in self.events for a, b, s in e.claims if s]
+        claims_right = sum(TRUTH.index(a) < TRUTH.index(b) for a, b in claims)
+        lo, hi = wilson(full, n)
+        return [self.design, self.size, f"{statistics.fmean(e.matches for e in self.events):.0f}",
+                f"{full / n:.3f} ({lo:.2f}–{hi:.2f})", f"{close / n:.3f}", f"{len(settled) / n:.3f}",
+                f"{right / len(settled):.3f} ({right}/{len(settled)})" if settled else "–",
+                f"{claims_right / len(claims):.3f} ({claims_right}/{len(claims)})" if claims else "–"]
+
+
+HEADERS = ["design", "size", "matches", "P(full order) (95% CI)", "P(search > defensive)", "P(says settled)",
+           "right when settled", "settled pair claims right"]
+
+
+def run(name: str, size: str, events: int, rng: random.Random, one: Callable[[random.Random], Event]) -> Row:
+    return Row(name, size, [one(rng) for _ in range(events)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    ap.add_argument("--events", type=int, default=400, help="bootstrapped events per design and size")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--pool", type=Path, default=POOL)
+    args = ap.parse_args(argv)
+    pool = load_pool(args.pool)
+    start = time.monotonic()
+    rng = random.Random(args.seed)
+    E = args.events
+    pairings, mixed, selfish = config("pairings"), config("pairings", True), config("self")
+    rows: list[Row] = []
+
+    def fixed(cfg: EventConfig, deals: int, judge: Callable[[Sequence[Result]], Event], dup: bool = True
+              ) -> Callable[[random.Random], Event]:
+        return lambda r: judge(fixed_results(cfg, deals, Dealer(pool, r, dup)))
+
+    for deals in (4, 8, 16):
+        rows.append(run("pairings + TrueSkill in schedule order (today)", f"{deals} deals", E, rng,
+                        fixed(pairings, deals, judge_trueskill)))
+    for deals in (4, 8, 16):
+        rows.append(run("pairings + order-free fit", f"{deals} deals", E, rng, fixed(pairings, deals, judge_fit)))
+    for deals in (2, 4, 8):
+        rows.append(run("pairings + head-to-head, fit", f"{deals} deals", E, rng, fixed(mixed, deals, judge_fit)))
+        rows.append(run("  same, no duplicates", f"{deals} deals", E, rng, fixed(mixed, deals, judge_fit, False)))
+    for deals in (8, 16):
+        rows.append(run("head-to-head only (self), fit", f"{deals} deals", E, rng, fixed(selfish, deals, judge_fit)))
+    for budget in (100, 150, 200):
+        for until in (False, True):
+            cfg = config("pairings", True, mode="adaptive", budget=budget, until_settled=until)
+            label = "adaptive pairings + head-to-head" + (", until settled" if until else "")
+            rows.append(run(label, f"budget {budget}", E, rng,
+                            lambda r, cfg=cfg: adaptive_event(cfg, Dealer(pool, r, True))))
+        cfg = config("pairings", True, mode="adaptive", budget=budget)
+        rows.append(run("  same, no duplicates", f"budget {budget}", E, rng,
+                        lambda r, cfg=cfg: adaptive_event(cfg, Dealer(pool, r, False))))
+    elapsed = time.monotonic() - start
+    units = ", ".join(f"{len(v)}" for v in pool.values())
+    print(f"pool {args.pool.name}: groups per unit {units}; {E} events per row; seed {args.seed}; "
+          f"{elapsed:.0f} s (machine shared, 2 cores)")
+    print("| " + " | ".join(HEADERS) + " |")
+    print("|" + "|".join("---" if i < 2 else "---:" for i in range(len(HEADERS))) + "|")
+    for row in rows:
+        print("| " + " | ".join(row.cells()) + " |")
+    print("\nFewest matches with P(full order) >= 0.95, per design:")
+    best: dict[str, str] = {}
+    for row in rows:
+        n = len(row.events)
+        if row.design not in best and sum(e.order == TRUTH for e in row.events) / n >= 0.95:
+            best[row.design] = f"{statistics.fmean(e.matches for e in row.events):.0f} ({row.size})"
+    for design in dict.fromkeys(r.design for r in rows):
+        print(f"- {design.strip()}: {best.get(design, 'not reached in this grid')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
