@@ -13,7 +13,8 @@ as in an event. Units:
 A match without duplicates is one match of a group, so the same pool answers "what do
 duplicates buy". Search plays at a fixed number of deals per move (``--search-iterations``,
 default 40), so the pool is reproducible and matches the default event's search entrant.
-Matches are appended as they finish (``--out`` is resumable: run again to add what is
+A match's engine seed is ``derive_seed("ranking-pool", unit, group)``, so any pool match can be
+replayed. Matches are appended as they finish (``--out`` is resumable: run again to add what is
 missing) and the file is rewritten sorted at the end.
 
     python bench/ranking_pool.py --h2h-groups 250 --pairings-groups 60
@@ -39,7 +40,7 @@ from sevenrocks.sdk.rules import make_ruleset  # noqa: E402
 from sevenrocks.server.events.stats import derive_seed  # noqa: E402
 
 BOTS = ("search", "defensive", "greedy", "random")
-FIELDS = ["unit", "group", "seating", "seed", "seats", "score0", "score1", "winner", "reason", "rounds"]
+FIELDS = ["unit", "group", "seating", "seats", "score0", "score1", "winner", "reason", "rounds"]
 DEFAULT_OUT = ROOT / "bench" / "data" / "ranking_pool.csv"
 
 
@@ -74,7 +75,7 @@ def play(job: tuple[str, int, int, tuple[str, ...], dict[str, Any]]) -> dict[str
     bots = [ladder.make_bot(name, seed * 10 + s, options) for s, name in enumerate(seats)]
     m = play_local(bots, rs, seed, match_id=f"pool-{unit}-{group}-{n}", names=list(seats))
     end = m.end
-    return {"unit": unit, "group": group, "seating": n, "seed": seed, "seats": ".".join(seats),
+    return {"unit": unit, "group": group, "seating": n, "seats": ".".join(seats),
             "score0": end.scores[0], "score1": end.scores[1],
             "winner": "" if end.winner is None else end.winner, "reason": end.reason.value, "rounds": end.rounds}
 

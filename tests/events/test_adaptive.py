@@ -8,9 +8,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from sevenrocks.server.events.adaptive import AdaptivePlan, replay_rounds, result_of, separation
+from sevenrocks.server.events.adaptive import replay_rounds, result_of, separation
 from sevenrocks.server.events.config import parse_config
 from sevenrocks.server.events.store import Store
+from sevenrocks.server.publish.leaderboard import build_leaderboard
 
 from .conftest import bots, play_in_process
 from .test_event_grpc import DETERMINISTIC, reap_group, results, start_tournament, stop_when_stored, stored_count
@@ -42,15 +43,15 @@ def test_rounds_go_to_the_least_settled_pair_and_stop_at_the_budget(tmp_path: Pa
 
 
 def test_until_settled_stops_when_every_neighbour_pair_is_settled(tmp_path: Path) -> None:
-    cfg = parse_config(adaptive_config([{"name": "defensive", "bot": "defensive"}, {"name": "greedy", "bot": "greedy"},
-                                        {"name": "random", "bot": "random"}, {"name": "random2", "bot": "random"}],
-                                       budget=400, round_deals=4, until_settled=True), "<test>")
-    cfg_players = [e.name for e in cfg.entrants]
-    assert AdaptivePlan(cfg).first_round()
+    cfg = parse_config({"event": {"name": "adaptive", "format": "self", "seed": 3},
+                        "schedule": {"mode": "adaptive", "budget": 400, "round_deals": 4, "until_settled": True},
+                        "entrants": [{"name": n, "bot": n} for n in ("defensive", "greedy", "random")]}, "<test>")
     store = play_in_process(cfg, tmp_path / "u.db")
-    # random vs random2 is a coin toss: it only settles by luck, so the budget ends it, or the verdict does.
     n = len(store.matches(["adaptive"]))
-    assert 24 <= n <= 400 and len(cfg_players) == 4
+    lb = build_leaderboard(store)
+    assert lb.settled and [r.name for r in lb.bots] == ["defensive", "greedy", "random"]
+    # It stopped at the first round boundary where the verdict said settled, far below the budget.
+    assert 6 <= n < 400
     store.close()
 
 
