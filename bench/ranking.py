@@ -37,16 +37,19 @@ for src in ("proto", "sdk", "server", "bots"):
         sys.path.insert(0, str(ROOT / src))
 
 from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
-from sevenrocks.server.events.config import EventConfig, ScheduleSettings, parse_config  # noqa: E402
+from sevenrocks.server.events.config import (  # noqa: E402
+    ConfigError, EventConfig, ScheduleSettings, default_config, parse_config)
 from sevenrocks.server.events.fit import Phi, Result, fit  # noqa: E402
 from sevenrocks.server.events.ratings import RatingBook  # noqa: E402
-from sevenrocks.server.events.schedule import MatchTask, Matchup, partnership_matchups  # noqa: E402
+from sevenrocks.server.events.schedule import MatchTask, build_schedule  # noqa: E402
 from sevenrocks.server.events.stats import wilson  # noqa: E402
-from sevenrocks.server.events.verdict import order_of, verdict  # noqa: E402
+from sevenrocks.server.events.verdict import verdict  # noqa: E402
 
 POOL = ROOT / "bench" / "data" / "ranking_pool.csv"
 TRUTH = ("search", "defensive", "greedy", "random")
 LEVEL = 0.95
+#: (budget, until_settled, duplicate, round_deals) of the default event (checked against default_config()).
+DEFAULT = (200, False, False, 32)
 Side = tuple[str, ...]
 Key = tuple[frozenset[Side], int]
 
@@ -83,27 +86,30 @@ def key_of(matchup: Matchup, o: int) -> Key:
 
 
 class Dealer:
-    """Draws pool groups for an event's deals of its matchups."""
+    """Plays an event's scheduled matches from the pool, one duplicate group at a time."""
 
     def __init__(self, pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]],
-                 rng: random.Random, duplicate: bool) -> None:
-        self.pool, self.rng, self.duplicate = pool, rng, duplicate
-        self.n = 0
+                 rng: random.Random) -> None:
+        self.pool, self.rng = pool, rng
 
-    def deal(self, matchup: Matchup) -> list[Result]:
-        """One deal of ``matchup``: 2 matches (head to head) or 4 (a pairings matchup, both cyclic orders)."""
+    def play(self, tasks: Sequence[MatchTask]) -> list[Result]:
+        """A result for every task: a duplicate group of two is one pool group (both seatings);
+        a match of its own (no duplicates) is one seating of a pool group drawn for it alone."""
+        groups: dict[str, list[MatchTask]] = {}
+        for t in tasks:
+            groups.setdefault(t.group, []).append(t)
         out = []
-        orders = (0,) if matchup[0][0] == matchup[0][1] else (0, 1)
-        for o in orders:
-            groups = self.pool[key_of(matchup, o)]
-            if self.duplicate:
-                self.n += 1
-                out.extend(Result(s, r, f"g{self.n}") for s, r in self.rng.choice(groups))
+        for name, ts in groups.items():
+            _deal, _, rest = name.partition("-")
+            sides, _, o = rest.rpartition("-o")
+            p, q = (tuple(x.split(".")) for x in sides.split("~"))
+            key: Key = (frozenset({p, q}), int(o) if p[0] != p[1] else 0)
+            drawn = self.rng.choice(self.pool[key])
+            if len(ts) == 2:
+                out.extend(Result(s, r, name) for s, r in drawn)
             else:
-                for _ in range(2):
-                    self.n += 1
-                    s, r = self.rng.choice(self.rng.choice(groups))
-                    out.append(Result(s, r, f"g{self.n}"))
+                s, r = self.rng.choice(drawn)
+                out.append(Result(s, r, name))
         return out
 
 
@@ -123,20 +129,25 @@ class Event:
         return all(s for _, _, s in self.claims)
 
 
-def config(fmt: str, head_to_head: bool = False, **schedule: object) -> EventConfig:
-    cfg = parse_config({"event": {"name": "bench", "format": fmt, "head_to_head": head_to_head},
-                        "entrants": [{"name": n, "bot": n} for n in ("random", "greedy", "defensive", "search")]},
+def config(fmt: str, head_to_head: bool = False, duplicate: bool = True, **schedule: object) -> EventConfig:
+    cfg = parse_config({"event": {"name": "bench", "format": fmt, "head_to_head": head_to_head,
+                                  "duplicate": duplicate},
+                        "entrants": [{"name": n, "bot": n} for n in sorted(TRUTH)]},  # as default_config()
                        "<bench>")
     return replace(cfg, schedule=ScheduleSettings(**schedule)) if schedule else cfg  # type: ignore[arg-type]
 
 
 def fixed_results(cfg: EventConfig, deals: int, dealer: Dealer) -> list[Result]:
     """A fixed event in schedule order: deal by deal, every matchup of the format."""
-    out: list[Result] = []
-    for _ in range(deals):
-        for m in partnership_matchups(cfg):
-            out.extend(dealer.deal(m))
-    return out
+    return dealer.play(build_schedule(replace(cfg, deals=deals)))
+
+
+def default_design() -> tuple[int, bool, bool, int]:
+    try:
+        cfg = default_config()
+    except ConfigError:  # the bots are not installed as entry points: nothing to compare with
+        return DEFAULT
+    return cfg.schedule.budget, cfg.schedule.until_settled, cfg.duplicate, cfg.schedule.round_deals
 
 
 def judge_fit(results: Sequence[Result]) -> Event:
@@ -160,46 +171,32 @@ def judge_trueskill(results: Sequence[Result]) -> Event:
 
 
 def adaptive_event(cfg: EventConfig, dealer: Dealer) -> Event:
-    """The adaptive planner, fed pool deals instead of played matches."""
+    """The adaptive planner, its rounds played from the pool instead of over gRPC."""
     plan = AdaptivePlan(cfg)
     results: list[Result] = []
     tasks = plan.first_round()
     while tasks:
-        results.extend(r for m in _matchups(plan, tasks) for r in dealer.deal(m))
+        results.extend(dealer.play(tasks))
         tasks = plan.next_round(results)
     return judge_fit(results)
 
 
-def _matchups(plan: AdaptivePlan, tasks: Sequence[MatchTask]) -> list[Matchup]:
-    """The matchup deals a round added (one per duplicate deal of a matchup)."""
-    by_name = {f"{'.'.join(sorted(p))}~{'.'.join(sorted(q))}": (p, q) for p, q in plan.matchups}
-    seen: list[str] = []
-    for t in tasks:
-        deal, _, rest = t.group.partition("-")
-        unit = rest.rsplit("-o", 1)[0]
-        if (deal, unit) not in seen:
-            seen.append((deal, unit))  # type: ignore[arg-type]
-    return [by_name[u] for _, u in seen]  # type: ignore[misc]
-
-
 def duplicate_effect(pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]]) -> str:
     """What duplicates buy on the close pair: the variance of search's wins per duplicate pair
-    against the variance of two matches on unrelated deals (the same matches, re-paired).
+    against that of two matches on unrelated deals.
 
-    The ratio is the design effect: a duplicate event needs ratio x the matches of one
-    without duplicates for the same precision on search vs defensive.
+    The ratio is the design effect: with duplicates an event needs (ratio) times the
+    matches of one without, for the same precision on search vs defensive.
     """
     groups = pool[(frozenset({("search", "search"), ("defensive", "defensive")}), 0)]
     wins = [[float(r[0 if s[0] == "search" else 1] == 0) for s, r in g] for g in groups]
-    flat = [w for g in wins for w in g]
-    p = statistics.fmean(flat)
+    p = statistics.fmean(w for g in wins for w in g)
     paired = statistics.pvariance([sum(g) for g in wins])
     apart = 2 * p * (1 - p)
-    corr = paired / apart - 1
     return (f"What duplicates buy (search vs defensive head to head, {len(groups)} duplicate pairs, search wins "
-            f"{p:.3f}): variance of wins per duplicate pair {paired:.3f} vs {apart:.3f} for two matches on "
-            f"separate deals (within-pair correlation {corr:+.3f}); duplicates need {paired / apart:.2f}x the "
-            f"matches for the same precision ({apart / paired:.2f}x fewer).")
+            f"{p:.3f}): variance of search's wins per duplicate pair {paired:.3f}, against {apart:.3f} for two "
+            f"matches on deals of their own (within-pair correlation {paired / apart - 1:+.3f}); duplicates need "
+            f"{paired / apart:.2f}x the matches for the same precision ({apart / paired:.2f}x fewer).")
 
 
 # ---------------------------------------------------------------------- the table
@@ -244,11 +241,15 @@ def main(argv: list[str] | None = None) -> int:
     rng = random.Random(args.seed)
     E = args.events
     pairings, mixed, selfish = config("pairings"), config("pairings", True), config("self")
+    assert DEFAULT == default_design(), "the bench's default-event row no longer matches default_config()"
     rows: list[Row] = []
 
-    def fixed(cfg: EventConfig, deals: int, judge: Callable[[Sequence[Result]], Event], dup: bool = True
+    def fixed(cfg: EventConfig, deals: int, judge: Callable[[Sequence[Result]], Event]
               ) -> Callable[[random.Random], Event]:
-        return lambda r: judge(fixed_results(cfg, deals, Dealer(pool, r, dup)))
+        return lambda r: judge(fixed_results(cfg, deals, Dealer(pool, r)))
+
+    def adaptive(cfg: EventConfig) -> Callable[[random.Random], Event]:
+        return lambda r: adaptive_event(cfg, Dealer(pool, r))
 
     for deals in (4, 16):
         rows.append(run("pairings + TrueSkill in schedule order (today)", f"{deals} deals", E, rng,
@@ -257,22 +258,21 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(run("pairings + order-free fit", f"{deals} deals", E, rng, fixed(pairings, deals, judge_fit)))
     for deals in (4, 8):
         rows.append(run("pairings + head-to-head, fit", f"{deals} deals", E, rng, fixed(mixed, deals, judge_fit)))
-    rows.append(run("pairings + head-to-head, fit, no duplicates", "8 deals", E, rng,
-                    fixed(mixed, 8, judge_fit, False)))
     rows.append(run("head-to-head only (self), fit", "16 deals", E, rng, fixed(selfish, 16, judge_fit)))
-    for until in (False, True):
-        for budget in (100, 150, 200):
-            if until and budget == 100:
-                continue
-            cfg = config("pairings", True, mode="adaptive", budget=budget, until_settled=until)
-            label = "adaptive pairings + head-to-head" + (", until settled" if until else "")
-            size = f"budget {budget}" + (" (the default event)" if budget == 200 and not until else "")
-            rows.append(run(label, size, E, rng,
-                            lambda r, cfg=cfg: adaptive_event(cfg, Dealer(pool, r, True))))
-    for budget in (150, 200):
-        cfg = config("pairings", True, mode="adaptive", budget=budget)
-        rows.append(run("adaptive pairings + head-to-head, no duplicates", f"budget {budget}", E, rng,
-                        lambda r, cfg=cfg: adaptive_event(cfg, Dealer(pool, r, False))))
+    # Duplicates or not, at the same number of matches per round (32): a deal of a
+    # head-to-head matchup is 2 matches with duplicates and 1 without.
+    for dup in (True, False):
+        for until in (False, True):
+            for budget in (100, 150, 200):
+                if until and budget == 100:
+                    continue
+                cfg = config("pairings", True, dup, mode="adaptive", budget=budget, until_settled=until,
+                             round_deals=16 if dup else 32)
+                label = ("adaptive pairings + head-to-head" + (", until settled" if until else "")
+                         + ("" if dup else ", no duplicates"))
+                size = f"budget {budget}" + (" (the default event)" if (budget, until, dup, cfg.schedule.round_deals)
+                                             == DEFAULT else "")
+                rows.append(run(label, size, E, rng, adaptive(cfg)))
     elapsed = time.monotonic() - start
     units = ", ".join(f"{len(v)}" for v in pool.values())
     print(f"pool {args.pool.name}: groups per unit {units}; {E} events per row; seed {args.seed}; "
