@@ -53,7 +53,7 @@ def settled_line(lb: Leaderboard) -> str:
     where = f"least sure: {weakest.name} ahead of {nxt.name} with P = {_ahead(weakest)}"
     if lb.settled:
         return f"Order SETTLED at {level}: every bot is ahead of the next with P >= {level} ({where})."
-    return f"Order NOT SETTLED at {level} ({where}); play more matches (e.g. --until-settled)."
+    return f"Order NOT SETTLED at {level} ({where}); more matches would tell (more deals, or a larger --budget)."
 
 
 def _forfeits(row: Row) -> str:
