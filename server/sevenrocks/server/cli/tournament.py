@@ -18,7 +18,7 @@ from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
 from ..events.preflight import PreflightFailed
 from ..referee.launch import LaunchError
 from ..publish.leaderboard import build_leaderboard
-from ..publish.render import render_table, write_all
+from ..publish.render import render_table, settled_line, write_all
 from ..events.store import Store, StoreError, check_db_path, explain
 from ..events.tournament import EventPlan, run_event
 
@@ -59,6 +59,17 @@ def check_out_dir(out: Path) -> None:
         raise BadInput(f"--out {out}: cannot write there ({e.strerror}); give a writable folder") from None
 
 
+def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> EventConfig:
+    """``config`` scheduled adaptively, with the command line's stopping rule."""
+    if config.make_ruleset().players != 4 or not config.make_ruleset().partnerships:
+        raise click.UsageError("--until-settled and --budget schedule Seven Rocks matchups adaptively; "
+                               f"event {config.name!r} is {config.ruleset}")
+    s = config.schedule
+    s = dataclasses.replace(s, mode="adaptive", until_settled=until_settled or s.until_settled,
+                            budget=budget if budget is not None else s.budget)
+    return dataclasses.replace(config, schedule=s)
+
+
 @click.command("tournament")
 @click.argument("config_path", metavar="[CONFIG]", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--db", "db_path", default="sevenrocks.db", show_default=True, type=click.Path(dir_okay=False, path_type=Path),
@@ -72,6 +83,11 @@ def check_out_dir(out: Path) -> None:
                    "tcp://HOST:8786 uses the workers of a running `dask scheduler`. See docs/scale.md.")
 @click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Where the referee listens; use 0.0.0.0:PORT when remote entrants connect from other machines.")
+@click.option("--until-settled", is_flag=True,
+              help="Schedule adaptively and stop as soon as every neighbour pair on the leaderboard is settled "
+                   "(or the budget is spent).")
+@click.option("--budget", type=click.IntRange(min=1), default=None,
+              help="Adaptive events: at most this many matches (default: the config's, else 200).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="PEM certificate chain; with --tls-key the referee serves TLS (remote entrants set SEVENROCKS_TLS_CA).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -82,7 +98,7 @@ def check_out_dir(out: Path) -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
                cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None,
-               replay: tuple[str, ...], quiet: bool) -> None:
+               replay: tuple[str, ...], until_settled: bool, budget: int | None, quiet: bool) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -102,6 +118,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament examples/event.toml --cluster local:2       # 2 Dask workers here
       sevenrocks tournament examples/event.toml --cluster tcp://10.0.0.5:8786
       sevenrocks tournament league.toml --listen 0.0.0.0:50051 --tls-cert cert.pem --tls-key key.pem
+      sevenrocks tournament examples/event.toml --until-settled --budget 400
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
     tls = read_tls(tls_cert, tls_key)
@@ -119,6 +136,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise BadInput(str(e)) from None
     if concurrency is not None:
         config = dataclasses.replace(config, concurrency=concurrency)
+    if until_settled or budget is not None:
+        config = adaptive(config, until_settled, budget)
     try:
         check_db_path(db_path)  # before --out is made: a bad --db leaves nothing behind
     except StoreError as e:
@@ -160,6 +179,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         click.echo(render_table(lb))
     for line in summary(config, plan, db_path):
         click.echo(line, err=True)
+    if quiet:
+        click.echo(settled_line(lb), err=True)
     click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}", err=True)
 
 

@@ -23,9 +23,9 @@ from typing import Any, Literal, Mapping
 from sevenrocks.sdk.registry import bot_module, bot_names
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
 
-Format = Literal["pairings", "self", "teams", "seatings"]
+Format = Literal["pairings", "self", "teams", "gauntlet", "duel", "seatings"]
 FORMATS: dict[str, tuple[str, ...]] = {
-    SEVEN_ROCKS: ("pairings", "self", "teams"),
+    SEVEN_ROCKS: ("pairings", "self", "teams", "gauntlet", "duel"),
     FIVES: ("seatings",),
 }
 #: Names end up in match ids and file names, so they stay plain.
@@ -98,6 +98,21 @@ class RatingSettings:
     #: TrueSkill dynamics; 0 for fixed bots (tau > 0 keeps their ratings drifting forever).
     tau: float = 0.0
     draw_probability: float = 0.01
+    #: P(ahead) at which a pair of leaderboard neighbours counts as settled.
+    level: float = 0.95
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleSettings:
+    """How the matches are chosen: all up front (``fixed``) or round by round (``adaptive``)."""
+
+    mode: Literal["fixed", "adaptive"] = "fixed"
+    #: Adaptive: at most this many matches in the event.
+    budget: int = 200
+    #: Adaptive: deals of matchups added per round after the first.
+    round_deals: int = 8
+    #: Adaptive: stop as soon as every neighbour pair is settled.
+    until_settled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +131,11 @@ class EventConfig:
     seed: int = 1
     concurrency: int = 2
     teams: tuple[tuple[str, str], ...] = ()
+    #: pairings: add every entrant partnered with itself against every other.
+    head_to_head: bool = False
+    #: gauntlet: the entrants that face the field.
+    candidates: tuple[str, ...] = ()
+    schedule: ScheduleSettings = field(default_factory=ScheduleSettings)
     time: TimeSettings = field(default_factory=TimeSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     ratings: RatingSettings = field(default_factory=RatingSettings)
@@ -142,10 +162,14 @@ class EventConfig:
             "target": self.target, "round_cap": self.round_cap, "format": self.format,
             "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed,
             "concurrency": self.concurrency, "teams": [list(t) for t in self.teams],
+            "head_to_head": self.head_to_head, "candidates": list(self.candidates),
+            "schedule": {"mode": self.schedule.mode, "budget": self.schedule.budget,
+                         "round_deals": self.schedule.round_deals, "until_settled": self.schedule.until_settled},
             "time": {"per_move_ms": self.time.per_move_ms, "bank_ms": self.time.bank_ms,
                      "connect_timeout_s": self.time.connect_timeout_s},
             "faults": {"kind": self.faults.kind, "max_strikes": self.faults.max_strikes},
-            "ratings": {"tau": self.ratings.tau, "draw_probability": self.ratings.draw_probability},
+            "ratings": {"tau": self.ratings.tau, "draw_probability": self.ratings.draw_probability,
+                        "level": self.ratings.level},
             "bots": {"max_crashes_in_row": self.bots.max_crashes_in_row, "max_restarts": self.bots.max_restarts,
                      "restart_backoff_s": self.bots.restart_backoff_s, "fresh_process": self.bots.fresh_process},
             "entrants": [
@@ -160,13 +184,14 @@ class EventConfig:
 
 EVENT_KEYS = {
     "name", "ruleset", "players", "target", "round_cap", "format", "deals", "duplicate",
-    "seed", "concurrency", "teams", "preflight",
+    "seed", "concurrency", "teams", "preflight", "head_to_head", "candidates",
 }
-TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots"}
+TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots", "schedule"}
+SCHEDULE_KEYS = {"mode", "budget", "round_deals", "until_settled"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
 TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
 FAULT_KEYS = {"policy", "max_strikes"}
-RATING_KEYS = {"tau", "draw_probability"}
+RATING_KEYS = {"tau", "draw_probability", "level"}
 BOT_KEYS = {"max_crashes_in_row", "max_restarts", "restart_backoff_s", "fresh_process"}
 #: Bounds that keep clocks within what timers and the database can hold (a day per move).
 MAX_MS = 86_400_000
@@ -331,6 +356,10 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     if not math.isfinite(draw) or not 0 < draw < 1:
         raise ConfigError(f"{source}: [ratings].draw_probability: {draw!r} is out of range; "
                           "valid: a number strictly between 0 and 1")
+    level = float(_get(f"{source}: [ratings]", rt, "level", (int, float), 0.95))
+    if not math.isfinite(level) or not 0.5 < level < 1:
+        raise ConfigError(f"{source}: [ratings].level: {level} is not a probability in (0.5, 1), e.g. 0.95")
+    schedule = _schedule(f"{source}: [schedule]", _get(source, data, "schedule", dict, {}))
 
     bt = _get(source, data, "bots", dict, {})
     wb = f"{source}: [bots]"
@@ -376,18 +405,51 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
             raise ConfigError(f"{w}.teams: {', '.join(dup)} in more than one team; fixed partnerships are disjoint")
     elif teams:
         raise ConfigError(f"{w}.teams: only used with format = \"teams\" (the format is {fmt!r})")
-    need = {"pairings": 4, "self": 2, "teams": 4, "seatings": players}[fmt]
+    need = {"pairings": 4, "self": 2, "teams": 4, "gauntlet": 4, "duel": 2, "seatings": players}[fmt]
     if len(entrants) < need:
         raise ConfigError(f"{w}: format {fmt!r} needs at least {need} entrants, got {len(entrants)}")
+    if fmt == "duel" and len(entrants) != 2:
+        raise ConfigError(f"{w}: format \"duel\" is two entrants head to head, got {len(entrants)}")
+    head_to_head = _get(w, ev, "head_to_head", bool, False)
+    if head_to_head and fmt != "pairings":
+        raise ConfigError(f"{w}.head_to_head: only used with format = \"pairings\" (the format is {fmt!r})")
+    cands_raw = _get(w, ev, "candidates", list, [])
+    for i, x in enumerate(cands_raw):
+        if not isinstance(x, str) or x not in seen:
+            raise ConfigError(f"{w}.candidates[{i}]: {x!r} is not an entrant; entrants are {', '.join(sorted(seen))}")
+    if fmt == "gauntlet" and not 1 <= len(set(cands_raw)) < len(entrants):
+        raise ConfigError(f"{w}: format \"gauntlet\" needs candidates = [\"NAME\", ...]: one or more entrants, "
+                          "not all of them (the rest are the field)")
+    if cands_raw and fmt != "gauntlet":
+        raise ConfigError(f"{w}.candidates: only used with format = \"gauntlet\" (the format is {fmt!r})")
+    if schedule.mode == "adaptive" and ruleset != SEVEN_ROCKS:
+        raise ConfigError(f"{source}: [schedule].mode: \"adaptive\" schedules Seven Rocks matchups; "
+                          f"a {ruleset} event is \"fixed\"")
 
     return EventConfig(
         name=name, entrants=entrants, ruleset=ruleset, players=players, target=target,
         round_cap=round_cap, format=fmt, deals=deals,
         duplicate=duplicate, seed=seed, concurrency=concurrency, teams=tuple(teams),
+        head_to_head=head_to_head, candidates=tuple(dict.fromkeys(cands_raw)), schedule=schedule,
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw), bots=BotSettings(in_row, restarts, backoff, fresh), preflight=preflight, source=source,
+        ratings=RatingSettings(tau, draw, level), bots=BotSettings(in_row, restarts, backoff, fresh), preflight=preflight, source=source,
     )
+
+
+def _schedule(where: str, raw: Mapping[str, Any]) -> ScheduleSettings:
+    _check_keys(where, raw, SCHEDULE_KEYS)
+    mode = _get(where, raw, "mode", str, "fixed")
+    if mode not in ("fixed", "adaptive"):
+        raise ConfigError(f"{where}.mode: {mode!r}; choose \"fixed\" (every deal of every matchup) or \"adaptive\"")
+    budget = _get(where, raw, "budget", int, 200)
+    _positive(f"{where}.budget", budget)
+    round_deals = _get(where, raw, "round_deals", int, 8)
+    _positive(f"{where}.round_deals", round_deals)
+    until = _get(where, raw, "until_settled", bool, False)
+    if mode == "fixed" and ("budget" in raw or "round_deals" in raw or until):
+        raise ConfigError(f"{where}: budget, round_deals and until_settled need mode = \"adaptive\"")
+    return ScheduleSettings(mode, budget, round_deals, until)
 
 
 def load_config(path: Path) -> EventConfig:
@@ -407,23 +469,36 @@ def load_config(path: Path) -> EventConfig:
 
 
 def default_config() -> EventConfig:
-    """The embedded event: every registered reference bot, pairings, sized to finish in minutes.
+    """The embedded event: every registered reference bot, sized to order them right in minutes.
 
-    With fewer than four registered bots the pairings format cannot seat
-    distinct partnerships, so the default falls back to ``self`` (each bot
-    partnered with itself).
+    Measured with ``bench/ranking.py`` on a pool of real reference-bot matches (see
+    docs/tournament.md): pairings plus head to head, scheduled adaptively (after the
+    first round, every new deal goes to the neighbour pair whose order is least
+    settled), at most 200 matches, every match on a deal of its own. The search entrant thinks a fixed 40 deals per
+    move (~7 ms instead of ~150 ms): the strength the ladder and the pool measure,
+    and a whole event in a few minutes on two cores. With fewer than four registered
+    bots the pairings format cannot seat distinct partnerships, so the default falls
+    back to head to head alone (``self``).
     """
     # An entry point whose module is not installed cannot be launched; leave it out.
     names = [n for n in bot_names() if _importable(bot_module(n))]
     if len(names) < 2:
         raise ConfigError("fewer than two bots are registered in the 'sevenrocks.bots' entry-point group; "
                           "install the package (pip install -e .) or pass a config file")
-    entrants = [{"name": n, "bot": n} for n in names]
-    fmt = "pairings" if len(names) >= 4 else "self"
-    # 4 deals of pairings is 48 matches: about 2-3 minutes on two cores, most of it the
-    # search bot thinking (~150 ms a decision). Its budget is its own; the generous
-    # per-move limit only keeps a busy machine from turning its thinking into timeouts.
-    data = {"event": {"name": "default", "format": fmt, "deals": 4, "seed": 1, "concurrency": 2},
+    entrants: list[dict[str, Any]] = [{"name": n, "bot": n} for n in names]
+    for e in entrants:
+        if e["bot"] == "search":
+            e["env"] = {"SEVENROCKS_SEARCH_ITERATIONS": "40"}
+    pairings = len(names) >= 4
+    # No duplicates: measured, they buy about 1.04x fewer matches here, and without them no
+    # bot ever meets a deal twice. A head-to-head deal is then one match: rounds of 32 (the
+    # bench measured 16, 32 and 48 alike; fewer rounds start the bots fewer times).
+    event: dict[str, Any] = {"name": "default", "format": "pairings" if pairings else "self", "seed": 1,
+                             "concurrency": 2, "duplicate": False}
+    if pairings:
+        event["head_to_head"] = True
+    # The generous per-move limit only keeps a busy machine from turning thinking into timeouts.
+    data = {"event": event, "schedule": {"mode": "adaptive", "budget": 200, "round_deals": 32},
             "time": {"per_move_ms": 3000}, "entrants": entrants}
     return parse_config(data, "<defaults>")
 

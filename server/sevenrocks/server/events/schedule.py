@@ -80,15 +80,39 @@ def _rotate(seats: Sequence[str], k: int = 1) -> tuple[str, ...]:
     return tuple(seats[(i - k) % n] for i in range(n))
 
 
-def partnership_matchups(config: EventConfig) -> list[tuple[tuple[str, str], tuple[str, str]]]:
-    """The partnership matchups of a Seven Rocks event, in a fixed order."""
-    names = [e.name for e in config.entrants]
-    if config.format == "self":
-        return [((a, a), (b, b)) for a, b in itertools.combinations(names, 2)]
-    if config.format == "teams":
-        return list(itertools.combinations(config.teams, 2))
+Matchup = tuple[tuple[str, str], tuple[str, str]]
+
+
+def head_to_head(names: Sequence[str]) -> list[Matchup]:
+    """Every entrant partnered with itself against every other (the ``self`` format's matchups)."""
+    return [((a, a), (b, b)) for a, b in itertools.combinations(names, 2)]
+
+
+def all_pairings(names: Sequence[str]) -> list[Matchup]:
+    """Every partnership of two entrants against every disjoint partnership."""
     pairs = list(itertools.combinations(names, 2))
     return [(p, q) for p, q in itertools.combinations(pairs, 2) if not set(p) & set(q)]
+
+
+def partnership_matchups(config: EventConfig) -> list[Matchup]:
+    """The partnership matchups of a Seven Rocks event, in a fixed order.
+
+    ``gauntlet``: the candidates face the field both in pairings (every matchup with a
+    candidate in it) and head to head (each candidate against every other entrant);
+    ``duel``: the two entrants head to head. ``pairings`` with ``head_to_head = true``
+    adds the head-to-head matchups, which separate close neighbours fastest.
+    """
+    names = [e.name for e in config.entrants]
+    if config.format in ("self", "duel"):
+        return head_to_head(names)
+    if config.format == "teams":
+        return list(itertools.combinations(config.teams, 2))
+    if config.format == "gauntlet":
+        cands = set(config.candidates)
+        pairings = [(p, q) for p, q in all_pairings(names) if cands & (set(p) | set(q))]
+        h2h = [(p, q) for p, q in head_to_head(names) if cands & {p[0], q[0]}]
+        return pairings + h2h
+    return all_pairings(names) + (head_to_head(names) if config.head_to_head else [])
 
 
 def _partnership_seatings(p: tuple[str, str], q: tuple[str, str], deal: int, duplicate: bool) -> Iterator[tuple[str, ...]]:
@@ -114,15 +138,32 @@ def _fives_seatings(group: tuple[str, ...], deal: int, duplicate: bool) -> Itera
             yield _rotate(order, deal % len(order))
 
 
+def ruleset_spec(config: EventConfig) -> RulesetSpec:
+    rs = config.make_ruleset()
+    return RulesetSpec(rs.name, rs.players, rs.target, rs.round_cap)
+
+
+def matchup_tasks(config: EventConfig, spec: RulesetSpec, matchup: Matchup, deal: int, start: int) -> list[MatchTask]:
+    """The matches of one deal of one partnership matchup, indexed from ``start``."""
+    p, q = matchup
+    tasks: list[MatchTask] = []
+    for n, seats in enumerate(_partnership_seatings(p, q, deal, config.duplicate)):
+        group = f"d{deal}-{'.'.join(sorted(p))}~{'.'.join(sorted(q))}-o{n // 2 if config.duplicate else n}"
+        tasks.append(MatchTask(config.name, match_id(config.name, deal, seats), spec,
+                               deal_seed(config.seed, deal, group), seats, start + len(tasks), deal, group))
+    return tasks
+
+
 def iter_schedule(config: EventConfig, start_deal: int = 0) -> Iterator[MatchTask]:
-    """Every match of the event in schedule order, generated as it is consumed.
+    """Every match of a fixed event in schedule order, generated as it is consumed.
 
     An event of a billion deals starts at once and holds one deal's matchups in
     memory: nothing here keeps the tasks already yielded. ``start_deal`` skips
     the deals before it without generating them (their indexes still count).
+    Adaptive events plan their rounds in :mod:`.adaptive`.
     """
     rs = config.make_ruleset()
-    spec = RulesetSpec(rs.name, rs.players, rs.target, rs.round_cap)
+    spec = ruleset_spec(config)
     per_deal = matches_per_deal(config)
     if rs.partnerships:
         matchups = partnership_matchups(config)
@@ -131,12 +172,10 @@ def iter_schedule(config: EventConfig, start_deal: int = 0) -> Iterator[MatchTas
     for deal in range(start_deal, config.deals):
         index = deal * per_deal
         if rs.partnerships:
-            for p, q in matchups:
-                for n, seats in enumerate(_partnership_seatings(p, q, deal, config.duplicate)):
-                    group = f"d{deal}-{'.'.join(sorted(p))}~{'.'.join(sorted(q))}-o{n // 2 if config.duplicate else n}"
-                    yield MatchTask(config.name, match_id(config.name, deal, seats), spec,
-                                    deal_seed(config.seed, deal, group), seats, index, deal, group)
-                    index += 1
+            for matchup in matchups:
+                tasks = matchup_tasks(config, spec, matchup, deal, index)
+                yield from tasks
+                index += len(tasks)
         else:
             for combo in combos:
                 players = len(combo)
@@ -184,7 +223,7 @@ def schedule_fingerprint(config: EventConfig) -> str:
     rs = config.make_ruleset()
     h.update(repr((SCHEDULE_VERSION, config.name, [e.name for e in config.entrants], rs.name, rs.players,
                    rs.target, rs.round_cap, config.format, config.teams, config.deals, config.duplicate,
-                   config.seed)).encode())
+                   config.seed, config.head_to_head, config.candidates)).encode())
     for t in itertools.islice(iter_schedule(config), 2 * matches_per_deal(config)):
         h.update(f"{t.match_id}|{t.seed}|{t.index}\n".encode())
     return h.hexdigest()[:16]

@@ -19,15 +19,17 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from .config import EventConfig
 from .executor import Executor
+from .adaptive import AdaptivePlan, replay_rounds, result_of
 from .identity import digest, entrant_identity
+from .fit import Result
 from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn
 from .ratings import InOrder, RatingBook
-from .schedule import MatchTask, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
+from .schedule import MatchTask, fingerprint, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
 from .store import Store
 
 
@@ -135,6 +137,13 @@ async def run_event(
     With ``config.preflight``, every launched entrant with no stored match passes
     ``sevenrocks check`` first (:mod:`.preflight`), or nothing is played.
     """
+    if config.schedule.mode == "adaptive":
+        if replay:
+            from .store import StoreError
+
+            raise StoreError("--replay is not supported for adaptive events; give the changed bot a new "
+                             "entrant name (e.g. name@2) or start a new event")
+        return await run_adaptive(config, store, executor, observe)
     plan = plan_event(config, store, replay)
     if config.preflight and not plan.was_finished:
         from .preflight import preflight
@@ -206,3 +215,101 @@ async def run_event(
     if done + plan.skipped >= plan.total:
         store.finish_event(config.name)
     return plan
+
+
+async def run_adaptive(
+    config: EventConfig, store: Store, executor: Executor,
+    observe: Callable[[Progress], None] | None = None,
+) -> EventPlan:
+    """Play an adaptive event round by round (:mod:`.adaptive`), resuming from the stored rounds.
+
+    The fingerprint covers the first round and the settings that shape later rounds,
+    so a resumed event replans the same rounds; the budget and ``until_settled`` only
+    decide when to stop and may change between runs. Identities are checked as for a
+    fixed event. An entrant withdrawn after crashing ends the adaptive plan early: its
+    rounds can no longer be completed, so the event is finished with what was played.
+    """
+    first = AdaptivePlan(config).first_round()
+    s = config.schedule
+    idents = identities_of(config)
+    known = any(e.event_id == config.name for e in store.events())
+    store.open_event(config, fingerprint(first) + f"-adaptive-{s.round_deals}-{config.ratings.level}", s.budget, idents)
+    if known:
+        store.check_identities(config, idents, ())
+    digests = {n: digest(i) for n, i in idents.items()}
+    stored: dict[str, Result] = {}
+
+    def refresh() -> None:
+        for m in store.matches([config.name]):
+            stored.setdefault(m.match_id, result_of(m.seats, m.ranks, m.group))
+
+    refresh()
+    info = next(e for e in store.events() if e.event_id == config.name)
+    states = store.entrant_states(config.name)
+    result = EventPlan(s.budget, len(stored), iter(()), {n for n, st in states.items() if st.withdrawn}, digests,
+                       was_finished=info.finished)
+    order = resume_ratings(config, store)
+    if observe:
+        observe(Progress(len(stored), s.budget, order.book.leader(), None))
+    if result.was_finished:
+        return result
+    plan, current = replay_rounds(config, stored.get)
+
+    on_result, _ = _recorder(config, store, order, s.budget, observe, digests, result, stored)
+
+    while current and not result.withdrawn:
+        todo = [t for t in current if t.match_id not in stored]
+        if todo:
+            if hasattr(executor, "withdrawn"):
+                executor.withdrawn = set(result.withdrawn)
+            await executor.run(todo, on_result)
+        refresh()
+        if result.withdrawn:
+            break
+        missing = [t.match_id for t in current if t.match_id not in stored]
+        if missing:
+            raise RuntimeError(f"round {plan.rounds} of event {config.name!r} left {len(missing)} matches "
+                               f"unplayed (e.g. {missing[0]}); run the event again to resume")
+        current = plan.next_round([stored[t.match_id] for t in plan.tasks])
+    store.finish_event(config.name)
+    return result
+
+
+def _recorder(config: EventConfig, store: Store, order: InOrder, total: int,
+              observe: Callable[[Progress], None] | None, digests: dict[str, str],
+              plan: EventPlan | None = None, stored: dict[str, Result] | None = None,
+              ) -> tuple[Callable[[Report], None], Callable[[], int]]:
+    """The callback that stores each finished match with the live (schedule-order) ratings.
+
+    Used by the adaptive and duel loops; a voided match or a withdrawal is written
+    to the store (and to ``plan``) like in :func:`run_event`. ``stored`` collects the
+    results as they are stored, for loops that plan from them.
+    """
+    state = {"done": plan.stored if plan is not None else 0}
+
+    def on_result(report: Report) -> None:
+        if isinstance(report, Voided):
+            if plan is not None:
+                plan.voided += 1
+            store.void(config.name, report.task.match_id, report.reason)
+        elif isinstance(report, Withdrawn):
+            if plan is not None:
+                plan.withdrawn.add(report.entrant)
+            store.withdraw(config.name, report.entrant, report.reason)
+        if not isinstance(report, MatchOutcome):
+            if observe:
+                observe(Progress(state["done"], total, order.book.leader(), None, report))
+            return
+        t = report.task
+        if t.index in order.pending or t.index < order.next:
+            return  # already stored: a task run twice counts once
+        outcome = replace(report, identities=tuple(digests.get(x, "") for x in t.seats))
+        order.add(t.index, t.seats, outcome.ranks)
+        if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
+            state["done"] += 1
+            if stored is not None:
+                stored.setdefault(t.match_id, result_of(t.seats, outcome.ranks, t.group))
+        if observe:
+            observe(Progress(state["done"], total, order.book.leader(), outcome))
+
+    return on_result, lambda: state["done"]

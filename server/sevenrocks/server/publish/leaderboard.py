@@ -8,13 +8,16 @@ Markdown or a self-contained HTML page.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
+from ..events.fit import Result, fit, fit_pairs
 from ..events.ratings import RatingBook, pair_name
+from ..events.verdict import DEFAULT_LEVEL, verdict
 from ..events.stats import percentile, wilson
 from ..events.store import EventInfo, Store, StoredMatch
 
@@ -44,6 +47,10 @@ class Row:
     forfeits: dict[str, int] = field(default_factory=dict)
     decision_p50_ms: float = math.nan
     decision_p95_ms: float = math.nan
+    #: P(this row is really ahead of the next row down); NaN on the last row.
+    p_ahead: float = math.nan
+    #: Whether that order is settled at the leaderboard's level (None on the last row).
+    settled: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,17 +92,28 @@ class Leaderboard:
     matrix: dict[str, dict[str, tuple[float, int]]]
     matrix_kind: str
     duplicates: list[DuplicateRow]
-    #: (matches applied, {bot: conservative rating}) through the event.
+    #: (matches applied, {bot: conservative rating}) through the event: the live TrueSkill
+    #: rating in schedule order, as the progress bar showed it (the table uses the fit).
     history: list[tuple[int, dict[str, float]]]
     tau: float
     #: Entrants withdrawn for the rest of their event.
     withdrawn: list[Withdrawal] = field(default_factory=list)
     #: Voided attempts by reason: infrastructure faults, played again and charged to nobody.
     voided: dict[str, int] = field(default_factory=dict)
+    #: The level P(ahead) must reach for a neighbour pair to count as settled.
+    level: float = 0.95
+    #: Every neighbour pair of bots settled: the bots' order is settled.
+    settled: bool = False
+    #: Matrix subjects that can never meet (partnerships sharing a bot), as sorted pairs.
+    cannot_meet: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def partnerships(self) -> bool:
         return self.ruleset == "seven-rocks"
+
+    def meets(self, a: str, b: str) -> bool:
+        """Whether matrix subjects ``a`` and ``b`` can meet at all (partnerships sharing a bot cannot)."""
+        return a != b and tuple(sorted((a, b))) not in set(self.cannot_meet)
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -141,8 +159,13 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     ratings_cfg = infos[-1].config.get("ratings", {})
     tau = float(ratings_cfg.get("tau", 0.0))
     draw = float(ratings_cfg.get("draw_probability", 0.01))
+    level = float(ratings_cfg.get("level", DEFAULT_LEVEL))
     partnerships = infos[0].ruleset == "seven-rocks"
     matches = store.matches(ids)
+    entrants = sorted({s for m in matches for s in m.seats})
+    results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}") for m in matches]
+    bot_fit = fit(results, partnerships, entrants)
+    judged = verdict(bot_fit, level)
     book = RatingBook(partnerships, tau, draw)
     every = max(1, math.ceil(len(matches) / history_points))
     history: list[tuple[int, dict[str, float]]] = [(0, {})]
@@ -150,18 +173,22 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         book.apply(m.seats, m.ranks)
         if n % every == 0 or n == len(matches):
             history.append((n, {k: r.conservative for k, r in book.bots().items()}))
-    bots = _rows(book.bots(), _bot_stats(matches, partnerships))
-    pairs = _rows(book.pairs(), _pair_stats(matches)) if partnerships else []
+    bots = _rows(bot_fit.ratings(), _bot_stats(matches, partnerships))
+    for row, pair in zip(bots, judged.neighbours):
+        row.p_ahead, row.settled = pair.p_ahead, pair.settled
+    pairs = _rows(fit_pairs(results), _pair_stats(matches)) if partnerships and matches else []
     if partnerships:
         matrix, kind = _pair_matrix(matches), "partnerships"
+        names = [r.name for r in pairs]
+        apart = [(a, b) for a, b in itertools.combinations(sorted(names), 2) if set(a.split("+")) & set(b.split("+"))]
     else:
-        matrix, kind = _bot_matrix(matches), "bots"
+        matrix, kind, apart = _bot_matrix(matches), "bots", []
     withdrawn = [Withdrawal(*w) for w in store.withdrawals(ids)]
     voided = Counter(_void_kind(reason) for _e, _m, reason in store.voided(ids))
     return Leaderboard(
         ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
-        withdrawn, dict(sorted(voided.items())),
+        withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart,
     )
 
 
@@ -244,7 +271,9 @@ def _pair_stats(matches: Sequence[StoredMatch]) -> dict[str, _Acc]:
 
 
 def _rows(ratings: dict[str, Any], acc: dict[str, _Acc]) -> list[Row]:
-    order = sorted(ratings, key=lambda k: (-ratings[k].conservative, k))
+    """Rows ranked by μ, the fitted strength (with μ − 3σ, equal σ would hide nothing, but
+    unequal σ would rank a well-measured strong subject below a barely-measured one)."""
+    order = sorted(ratings, key=lambda k: (-ratings[k].mu, k))
     rows = []
     for rank, name in enumerate(order, start=1):
         r = ratings[name]

@@ -35,6 +35,27 @@ def _ci(row: Row) -> str:
     return "–" if math.isnan(row.win_low) else f"{100 * row.win_low:.0f}–{100 * row.win_high:.0f}%"
 
 
+def _ahead(row: Row) -> str:
+    return "–" if math.isnan(row.p_ahead) else f"{100 * row.p_ahead:.1f}%"
+
+
+def _settled(row: Row) -> str:
+    return "–" if row.settled is None else "settled" if row.settled else "not settled"
+
+
+def settled_line(lb: Leaderboard) -> str:
+    """One sentence: is the bots' order settled, and where is it least sure."""
+    if len(lb.bots) < 2:
+        return "Order: only one bot."
+    level = f"{100 * lb.level:g}%"
+    weakest = min(lb.bots[:-1], key=lambda r: r.p_ahead)
+    nxt = lb.bots[weakest.rank]
+    where = f"least sure: {weakest.name} ahead of {nxt.name} with P = {_ahead(weakest)}"
+    if lb.settled:
+        return f"Order SETTLED at {level}: every bot is ahead of the next with P >= {level} ({where})."
+    return f"Order NOT SETTLED at {level} ({where}); more matches would tell (more deals, or a larger --budget)."
+
+
 def _forfeits(row: Row) -> str:
     return ", ".join(f"{c} {n}" for c, n in row.forfeits.items()) or "0"
 
@@ -46,6 +67,8 @@ COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
     ("mu-3σ", lambda r: _f(r.conservative)),
     ("mu", lambda r: _f(r.mu)),
     ("σ", lambda r: _f(r.sigma)),
+    ("P(ahead of next)", _ahead),
+    ("order", _settled),
     ("matches", lambda r: str(r.matches)),
     ("W-D-L", lambda r: f"{r.wins}-{r.draws}-{r.losses}"),
     ("win rate", lambda r: _pct(r.win_rate)),
@@ -63,7 +86,7 @@ def _title(lb: Leaderboard) -> str:
     unplayed = sum(w.not_played for w in lb.withdrawn)
     gaps = f" ({unplayed} not played: withdrawn entrants)" if unplayed else ""
     return (f"{', '.join(lb.events)}: {lb.ruleset}{players}, {lb.matches} of {lb.scheduled} matches{gaps}, "
-            f"TrueSkill tau={lb.tau:g}")
+            "order-free fit on the TrueSkill scale, ranked by mu")
 
 
 def lifecycle_lines(lb: Leaderboard) -> list[str]:
@@ -90,6 +113,8 @@ def render_table(lb: Leaderboard) -> str:
         for r in rows:
             t.add_row(*(cell(r) for _, cell in COLUMNS))
         console.print(t)
+        if label == "Bots":
+            console.print(settled_line(lb))
     if lb.duplicates:
         t = Table(title="Duplicate deals (each deal played from both sides)", title_justify="left")
         for h in ("first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"):
@@ -113,7 +138,7 @@ def render_csv(lb: Leaderboard) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["kind", "rank", "name", "conservative", "mu", "sigma", "matches", "wins", "draws", "losses",
                 "win_rate", "win_low", "win_high", "points_per_match", "margin_per_match", "forfeits",
-                "decision_p50_ms", "decision_p95_ms"])
+                "decision_p50_ms", "decision_p95_ms", "p_ahead_of_next", "settled"])
     for kind, rows in (("bot", lb.bots), ("pair", lb.pairs)):
         for r in rows:
             w.writerow([kind, r.rank, r.name, *(_csvnum(x) for x in (r.conservative, r.mu, r.sigma)),
@@ -121,7 +146,8 @@ def render_csv(lb: Leaderboard) -> str:
                         *(_csvnum(x) for x in (r.win_rate, r.win_low, r.win_high, r.points_per_match,
                                                 r.margin_per_match)),
                         ";".join(f"{c}={n}" for c, n in r.forfeits.items()),
-                        _csvnum(r.decision_p50_ms), _csvnum(r.decision_p95_ms)])
+                        _csvnum(r.decision_p50_ms), _csvnum(r.decision_p95_ms), _csvnum(r.p_ahead),
+                        "" if r.settled is None else str(r.settled).lower()])
     return buf.getvalue()
 
 
@@ -136,8 +162,9 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def render_md(lb: Leaderboard) -> str:
-    parts = [f"# Leaderboard\n\n{_title(lb)}. Ranked by the conservative rating mu - 3σ.\n", "## Bots\n",
-             _md_table([h for h, _ in COLUMNS], [[c(r) for _, c in COLUMNS] for r in lb.bots])]
+    parts = [f"# Leaderboard\n\n{_title(lb)}.\n", "## Bots\n",
+             _md_table([h for h, _ in COLUMNS], [[c(r) for _, c in COLUMNS] for r in lb.bots]),
+             f"\n{settled_line(lb)}"]
     if lb.pairs:
         parts += ["\n## Partnership pairings\n",
                   _md_table([h for h, _ in COLUMNS], [[c(r) for _, c in COLUMNS] for r in lb.pairs])]
@@ -189,15 +216,17 @@ def render_html(lb: Leaderboard) -> str:
     subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)]
     matrix = [[_matrix_cell(lb, a, b) for b in subjects] for a in subjects]
     return env.get_template("leaderboard.html.j2").render(
-        lb=lb, title=_title(lb), columns=COLUMNS, lifecycle=lifecycle_lines(lb), subjects=subjects, matrix=matrix, chart=_chart(lb),
+        lb=lb, title=_title(lb), settled=settled_line(lb), columns=COLUMNS, lifecycle=lifecycle_lines(lb), subjects=subjects, matrix=matrix, chart=_chart(lb),
         fmt=_f, data_json=json.dumps({"bots": [r.name for r in lb.bots], "pairs": [r.name for r in lb.pairs]}),
     )
 
 
 def _matrix_cell(lb: Leaderboard, a: str, b: str) -> dict[str, Any]:
     score, n = lb.matrix.get(a, {}).get(b, (0.0, 0))
+    if a != b and not lb.meets(a, b):
+        return {"text": "·", "title": f"{a} and {b} share a bot: they can never meet", "shade": None}
     if a == b or n == 0:
-        return {"text": "", "title": "", "shade": None}
+        return {"text": "", "title": "" if a == b else f"{a} vs {b}: not played", "shade": None}
     rate = score / n
     return {"text": f"{100 * rate:.0f}%", "title": f"{a} vs {b}: {score:g} of {n}", "shade": rate}
 
