@@ -20,6 +20,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "match": ("sevenrocks.server.cli.match", "match", "Play one match over gRPC between bot commands."),
     "tournament": ("sevenrocks.server.cli.tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
     "leaderboard": ("sevenrocks.server.cli.leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
+    "replay": ("sevenrocks.server.cli.replay", "replay", "Write a self-contained HTML replay page for one match record."),
+    "publish": ("sevenrocks.server.cli.publish", "publish", "Write the static event site (leaderboard, matches, replays, bots) from a database."),
     "loadtest": ("sevenrocks.server.cli.loadtest", "loadtest", "Hold many concurrent matches on one referee; check and measure."),
 }
 
