@@ -14,14 +14,23 @@ from importlib import resources
 from typing import Any, Iterable
 
 from jinja2 import Environment, PackageLoader, Template, select_autoescape
+from markupsafe import Markup, escape
 
 from .steps import steps_from_record
 
 
 @lru_cache(maxsize=None)
 def environment() -> Environment:
-    return Environment(loader=PackageLoader("sevenrocks.server.publish", "templates"),
-                       autoescape=select_autoescape(["html", "j2"]))
+    env = Environment(loader=PackageLoader("sevenrocks.server.publish", "templates"),
+                      autoescape=select_autoescape(["html", "j2"]))
+    env.filters["wbr"] = breakable
+    return env
+
+
+def breakable(name: str) -> Markup:
+    """A name ("a+b", "points/match") that may wrap after its "+" or "/" in a narrow column."""
+    text = str(escape(str(name)))
+    return Markup(text.replace("+", "+<wbr>").replace("/", "/<wbr>"))
 
 
 @lru_cache(maxsize=None)
