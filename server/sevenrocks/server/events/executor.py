@@ -69,6 +69,8 @@ class LocalExecutor:
     address: str = "127.0.0.1:0"
     #: Told the referee's address once it listens, when remote entrants must be pointed at it.
     announce: Callable[[str], None] | None = None
+    #: Handed the embedded referee once it listens (the live web pages read its spectator feed).
+    on_referee: Callable[[Any], None] | None = None
 
     async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
         from ..referee.launch import BotProcess
@@ -82,6 +84,8 @@ class LocalExecutor:
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
         )
         port = await referee.start(self.address)
+        if self.on_referee is not None:
+            self.on_referee(referee)
         host = self.address.rpartition(":")[0]
         # Launched bots dial the referee on this machine even when it listens on all interfaces.
         target = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"

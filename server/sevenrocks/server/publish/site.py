@@ -22,7 +22,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..events.ratings import pair_name
 from ..events.stats import percentile
@@ -31,7 +31,7 @@ from .leaderboard import build_leaderboard, select_events
 from .render import COLUMNS, render_html, write_all
 from .replay import replay_html, script_json, static_text, template
 
-STATIC_FILES = ("site.css", "site.js", "replay.js")
+STATIC_FILES = ("site.css", "site.js", "replay.js", "live.js")
 CHUNK = 1000
 
 
@@ -179,71 +179,101 @@ class SiteReport:
     files: int
 
 
+class SitePages:
+    """Every page of the site, as text, from one snapshot of the database.
+
+    The static writer (:func:`publish_site`) writes them all; the live server
+    renders the same pages on request. ``visible`` says which matches' records may
+    be shown (the live server hides a match while its deal is still being played).
+    """
+
+    def __init__(self, store: Store, event: str | None = None, log_dir: Path | None = None, live: bool = False,
+                 visible: Callable[[StoredMatch], bool] | None = None) -> None:
+        self.store = store
+        infos = select_events(store, event)
+        self.event_ids = [e.event_id for e in infos]
+        self.lb = build_leaderboard(store, event)
+        self.live = live
+        self.log_dir = log_dir
+        all_matches = store.matches(self.event_ids)
+        self.matches = [m for m in all_matches if visible is None or visible(m)]
+        self.partnerships = self.lb.partnerships
+        self.teams = [_team(s, self.partnerships) for s in range(infos[0].players)]
+        self.files = _unique_names(m.match_id for m in all_matches)
+        self.by_file = {self.files[m.match_id]: m for m in self.matches}
+        self.bots = sorted({n for m in all_matches for n in m.seats} | {r.name for r in self.lb.bots})
+        self.bot_files = _unique_names(self.bots)
+        self.rows = [_row(m, self.partnerships, self.files[m.match_id], self.teams) for m in self.matches]
+        self.chunks = max(1, math.ceil(len(self.rows) / CHUNK)) if self.rows else 0
+        self._bot_pages: dict[str, BotPage] | None = None
+
+    def index(self) -> str:
+        return render_html(self.lb, {"root": "", "live": self.live, "bot_files": self.bot_files})
+
+    def chunk(self, k: int) -> str:
+        part = self.rows[k * CHUNK:(k + 1) * CHUNK]
+        return f"SR.addMatches({k},{script_json(part)});\n"
+
+    def match_list(self) -> str:
+        causes = sorted({m.fault.cause.value for m in self.matches if m.fault})
+        subjects = [r.name for r in self.lb.pairs] if self.partnerships else self.bots
+        return template("matches.html.j2").render(
+            lb=self.lb, root="", here="matches", live=self.live, chunks=self.chunks, bots=self.bots,
+            pairs=subjects if self.partnerships else [], causes=causes, deals=sorted({m.deal for m in self.matches}),
+            total=len(self.rows), partnerships=self.partnerships)
+
+    def replay(self, file_id: str, lines: str) -> str:
+        return replay_html(lines.splitlines(), inline=False, root="../", file_id=file_id, live=self.live)
+
+    def bot_pages(self) -> dict[str, BotPage]:
+        if self._bot_pages is None:
+            self._bot_pages = bot_pages(self.matches, self.partnerships, self.files)
+        return self._bot_pages
+
+    def bot(self, name: str) -> str:
+        page = self.bot_pages().get(name, BotPage(name))
+        for f in page.faults:
+            f["log"] = log_excerpt(self.log_dir, name, f["match"])
+        return template("bot.html.j2").render(
+            root="../", here="bots", live=self.live, lb=self.lb, name=name,
+            row=next((r for r in self.lb.bots if r.name == name), None), page=page, columns=COLUMNS,
+            chart=decision_histogram(page.decisions), bot_files=self.bot_files, partnerships=self.partnerships,
+            quote=_quote)
+
+    def bot_list(self) -> str:
+        return template("bots.html.j2").render(
+            root="", here="bots", live=self.live, lb=self.lb, bots=self.bots, bot_files=self.bot_files,
+            rows={r.name: r for r in self.lb.bots}, pages=self.bot_pages())
+
+
 def publish_site(store: Store, out_dir: Path, event: str | None = None, log_dir: Path | None = None,
                  live: bool = False) -> SiteReport:
     """Write the whole site for one event (or a league) from ``store`` into ``out_dir``."""
-    infos = select_events(store, event)
-    ids = [e.event_id for e in infos]
-    lb = build_leaderboard(store, event)
-    matches = store.matches(ids)
-    partnerships = lb.partnerships
-    players = infos[0].players
-    teams = [_team(s, partnerships) for s in range(players)]
-    files = _unique_names(m.match_id for m in matches)
-    bots = sorted({n for m in matches for n in m.seats} | {r.name for r in lb.bots})
-    bot_files = _unique_names(bots)
+    pages = SitePages(store, event, log_dir, live)
     for sub in ("m", "records", "bots", "data", "static"):
         (out_dir / sub).mkdir(parents=True, exist_ok=True)
     written = 0
     for name in STATIC_FILES:
         _write(out_dir / "static" / name, static_text(name))
         written += 1
-    written += len(write_all(lb, out_dir))
-    site = {"root": "", "live": live, "bot_files": bot_files}
-    _write(out_dir / "index.html", render_html(lb, site))
-    written += 1
-
-    # The match list: rows in chunks of script.
-    rows = [_row(m, partnerships, files[m.match_id], teams) for m in matches]
-    chunks = max(1, math.ceil(len(rows) / CHUNK)) if rows else 0
-    for k in range(chunks):
-        part = rows[k * CHUNK:(k + 1) * CHUNK]
-        _write(out_dir / "data" / f"matches-{k:04d}.js", f"SR.addMatches({k},{script_json(part)});\n")
-        written += 1
-    causes = sorted({m.fault.cause.value for m in matches if m.fault})
-    subjects = [r.name for r in lb.pairs] if partnerships else bots
-    deals = sorted({m.deal for m in matches})
-    _write(out_dir / "matches.html", template("matches.html.j2").render(
-        lb=lb, root="", here="matches", live=live, chunks=chunks, bots=bots, pairs=subjects if partnerships else [],
-        causes=causes, deals=deals, total=len(rows), partnerships=partnerships))
-    written += 1
-
-    # One replay page and one record per match.
+    written += len(write_all(pages.lb, out_dir))
+    _write(out_dir / "index.html", pages.index())
+    for k in range(pages.chunks):
+        _write(out_dir / "data" / f"matches-{k:04d}.js", pages.chunk(k))
+    _write(out_dir / "matches.html", pages.match_list())
+    written += 2 + pages.chunks
     replays = 0
-    for match_id, lines in store.iter_records(ids):
-        fid = files.get(match_id, safe_name(match_id))
+    for match_id, lines in store.iter_records(pages.event_ids):
+        fid = pages.files.get(match_id, safe_name(match_id))
         _write(out_dir / "records" / f"{fid}.jsonl", lines)
-        _write(out_dir / "m" / f"{fid}.html", replay_html(lines.splitlines(), inline=False, root="../",
-                                                         file_id=fid, live=live))
+        _write(out_dir / "m" / f"{fid}.html", pages.replay(fid, lines))
         replays += 1
         written += 2
-
-    # Bots.
-    pages = bot_pages(matches, partnerships, files)
-    rows_by_name = {r.name: r for r in lb.bots}
-    for name in bots:
-        page = pages.get(name, BotPage(name))
-        for f in page.faults:
-            f["log"] = log_excerpt(log_dir, name, f["match"])
-        _write(out_dir / "bots" / f"{bot_files[name]}.html", template("bot.html.j2").render(
-            root="../", here="bots", live=live, lb=lb, name=name, row=rows_by_name.get(name), page=page,
-            columns=COLUMNS, chart=decision_histogram(page.decisions), bot_files=bot_files,
-            partnerships=partnerships, quote=_quote))
-        written += 1
-    _write(out_dir / "bots.html", template("bots.html.j2").render(
-        root="", here="bots", live=live, lb=lb, bots=bots, bot_files=bot_files, rows=rows_by_name, pages=pages))
-    written += 1
-    return SiteReport(out_dir, len(matches), replays, len(bots), written)
+    for name in pages.bots:
+        _write(out_dir / "bots" / f"{pages.bot_files[name]}.html", pages.bot(name))
+    _write(out_dir / "bots.html", pages.bot_list())
+    written += len(pages.bots) + 1
+    return SiteReport(out_dir, len(pages.matches), replays, len(pages.bots), written)
 
 
 def _quote(s: str) -> str:

@@ -101,7 +101,7 @@
       td(r.id, "name", "m/" + r.file + ".html");
       td(String(r.deal));
       td(r.seats.join(", "), "name");
-      td(r.scores.join("–"));
+      td(r.scores.join(" : "));
       td(r.winner === null ? "draw" : (r.pairs.length ? r.pairs[r.winner] : r.seats[r.winner]), "name");
       td(r.reason);
       td(r.cause ? r.cause + " (seat " + r.fseat + ")" : "", "wrap");
