@@ -11,6 +11,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,8 +105,13 @@ def event_config(deals: int = 1, name: str = "site", **event: Any) -> EventConfi
 
 
 def play_in_process(config: EventConfig, db: Path) -> Path:
-    with Store(db) as store:
-        asyncio.run(run_event(config, store, InProcessExecutor(config)))
+    """Play ``config`` into ``db`` in a thread of its own (Playwright's sync API holds this thread's loop)."""
+    def play() -> None:
+        with Store(db) as store:
+            asyncio.run(run_event(config, store, InProcessExecutor(config)))
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(play).result()
     return db
 
 
