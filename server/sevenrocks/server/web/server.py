@@ -270,6 +270,7 @@ class LiveSite:
                                     "text": "no such running match, or its deal is still being played elsewhere"})
                 return
             async for item in public_steps(entry):
+                item["sent"] = round(time.time(), 3)  # lets a viewer (or a test) see how fresh a move is
                 await ws.send_json(item)
 
         async def lists() -> None:

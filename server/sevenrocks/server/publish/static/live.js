@@ -4,6 +4,7 @@
   "use strict";
   var SR = window.SR = window.SR || {};
   SR.received = [];  // every step shown, with the time it was drawn (tests read it)
+  SR.watchStarted = {};  // match id -> when this page asked to watch it
 
   SR.startLive = function () {
     var el = SR.el, ws, watching = null, finished = {}, viewer = null, running = [];
@@ -14,6 +15,7 @@
       viewer = null;
       document.getElementById("watching").textContent = "Match " + id;
       document.getElementById("viewer").innerHTML = "";
+      SR.watchStarted[id] = Date.now();
       ws.send(JSON.stringify({watch: id}));
       drawRunning();
     }
@@ -37,6 +39,7 @@
       if (next) { watch(next.match_id); }
     }
     ws.onmessage = function (e) {
+      var arrived = Date.now();
       var msg = JSON.parse(e.data);
       if (msg.type === "matches") {
         running = msg.running;
@@ -57,9 +60,10 @@
       } else if (msg.type === "meta" && msg.match_id === watching) {
         viewer = new SR.Viewer(document.getElementById("viewer"), msg.meta, [], {live: true});
       } else if (msg.type === "step" && msg.match_id === watching && viewer) {
-        viewer.push(msg.step);
-        SR.received.push({match: msg.match_id, i: msg.i, k: msg.step.k, t: Date.now()});
-        if (msg.step.k === "match_end") { finished[msg.match_id] = true; setTimeout(pickNext, 1500); }
+        var note = {match: msg.match_id, i: msg.i, k: msg.step.k, arrived: arrived, sent: msg.sent, t: null};
+        SR.received.push(note);
+        viewer.push(msg.step, function (now) { note.t = now; });
+        if (msg.step.k === "match_end") { finished[msg.match_id] = true; setTimeout(pickNext, 800); }
       } else if (msg.type === "error" && msg.match_id === watching) {
         finished[watching] = true;
         pickNext();

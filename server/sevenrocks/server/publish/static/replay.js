@@ -195,11 +195,22 @@
     this.buildLog();
     this.show(this.i);
   };
-  /* Live pages: a new step arrived. */
-  Viewer.prototype.push = function (step) {
+  /* Live pages: a new step arrived. Steps that arrive together are drawn in one go
+   * (a page that fell behind catches up at once instead of drawing every state). */
+  Viewer.prototype.push = function (step, drawn) {
+    var self = this;
     this.steps.push(step);
     this.addLogLine(step, this.steps.length - 1);
-    this.show(this.steps.length - 1);
+    (this.waiting = this.waiting || []).push(drawn);
+    if (this.scheduled) { return; }
+    this.scheduled = true;
+    setTimeout(function () {
+      self.scheduled = false;
+      self.show(self.steps.length - 1);
+      var now = Date.now();
+      self.waiting.forEach(function (f) { if (f) { f(now); } });
+      self.waiting = [];
+    }, 0);
   };
 
   /* May the current view see this seat's hidden tiles? */
@@ -316,14 +327,21 @@
       st.end ? this.describe(st.end) : "";
     this.awardBox.classList.toggle("on", !!(cur && cur.award));
     // Log.
-    Array.prototype.forEach.call(this.log.children, function (li, n) {
-      li.classList.toggle("future", n > i);
-      li.classList.toggle("current", n === i);
-    });
     var curLi = this.log.children[i];
-    if (curLi && curLi.scrollIntoView) {
-      var lr = this.log.getBoundingClientRect(), cr = curLi.getBoundingClientRect();
-      if (cr.top < lr.top || cr.bottom > lr.bottom) { this.log.scrollTop += cr.top - lr.top - lr.height / 2; }
+    if (this.live) {
+      if (this.currentLi) { this.currentLi.classList.remove("current"); }
+      if (curLi) { curLi.classList.add("current"); }
+      this.currentLi = curLi;
+      this.log.scrollTop = this.log.scrollHeight;
+    } else {
+      Array.prototype.forEach.call(this.log.children, function (li, n) {
+        li.classList.toggle("future", n > i);
+        li.classList.toggle("current", n === i);
+      });
+      if (curLi) {
+        var lr = this.log.getBoundingClientRect(), cr = curLi.getBoundingClientRect();
+        if (cr.top < lr.top || cr.bottom > lr.bottom) { this.log.scrollTop += cr.top - lr.top - lr.height / 2; }
+      }
     }
     var rsel = this.root.querySelector("[data-role=round]");
     if (rsel) {
