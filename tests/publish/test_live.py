@@ -30,7 +30,7 @@ from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
 from sevenrocks.server.web.server import DealGuard, LiveSite, is_loopback, parse_hostport, viewer_token
 
-from .conftest import open_page, screenshot
+from .conftest import event_config, open_page, screenshot
 
 
 class EventThread(threading.Thread):
@@ -99,11 +99,12 @@ PACED = [sys.executable, str(Path(__file__).parent / "bots" / "paced_bot.py")]
 
 
 def live_config(**event: Any) -> Any:
-    """Six matches of four bots that think 20 ms a move: about 200 moves to watch."""
+    """Two three-player fives matches (draws from the boneyard: hidden tiles) of bots that think 15 ms a move."""
     return parse_config({
-        "event": {"name": "live", "deals": 1, "seed": 3, "target": 100, "concurrency": 1, **event},
+        "event": {"name": "live", "ruleset": "fives", "players": 3, "deals": 1, "seed": 3, "target": 100,
+                  "concurrency": 1, **event},
         "time": {"per_move_ms": 10000, "connect_timeout_s": 60},
-        "entrants": [{"name": n, "command": PACED, "env": {"PACE_MS": "20"}} for n in ("ann", "bea", "cat", "dan")],
+        "entrants": [{"name": n, "command": PACED, "env": {"PACE_MS": "15"}} for n in ("ann", "bea", "cat")],
     }, "<live test>")
 
 
@@ -177,7 +178,7 @@ def test_the_live_page_shows_each_move_within_a_second_and_no_hidden_tile(browse
 
 
 def test_a_duplicate_deal_is_shown_only_once_its_twin_has_finished() -> None:
-    cfg = live_config()  # duplicates on: every group holds a deal and its seat exchange
+    cfg = event_config()  # seven-rocks pairings with duplicates: a deal and its seat exchange
     tasks = build_schedule(cfg)
     done: set[str] = set()
     guard = DealGuard.for_tasks(tasks, lambda: set(done))
