@@ -135,3 +135,26 @@ def test_publish_errors_are_actionable(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "holds no events yet" in result.output
     result = CliRunner().invoke(cli, ["publish", "--db", str(tmp_path / "nope.db"), "--out", str(tmp_path / "s")])
     assert result.exit_code == 2 and "does not exist" in result.output
+
+
+def test_tournament_serves_live_pages_and_ends_by_writing_the_site(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = tmp_path / "event.toml"
+    config.write_text('[event]\nname = "tiny"\nruleset = "fives"\nplayers = 2\ndeals = 1\ntarget = 60\n'
+                      '[time]\nper_move_ms = 10000\nconnect_timeout_s = 60\n'
+                      '[[entrants]]\nname = "greedy"\nbot = "greedy"\n[[entrants]]\nname = "random"\nbot = "random"\n')
+    out = tmp_path / "out"
+    r = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db",
+                        str(tmp_path / "t.db"), "--out", str(out), "--quiet", "--web", "127.0.0.1:0"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"live pages at http://127\.0\.0\.1:\d+/live\.html\n", r.stderr), r.stderr
+    assert (out / "site" / "index.html").exists() and "event site" in r.stderr
+    with Store(tmp_path / "t.db") as store:
+        n = len(store.match_ids())
+    assert n and len(list((out / "site" / "m").glob("*.html"))) == n
+    bad = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "tournament", "--web", "8080"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "HOST:PORT" in bad.stderr

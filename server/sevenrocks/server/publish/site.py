@@ -18,6 +18,7 @@ Large events stay quick: the list loads chunk by chunk and shows one page of row
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -247,8 +248,12 @@ class SitePages:
 
 
 def publish_site(store: Store, out_dir: Path, event: str | None = None, log_dir: Path | None = None,
-                 live: bool = False) -> SiteReport:
-    """Write the whole site for one event (or a league) from ``store`` into ``out_dir``."""
+                 live: bool = False, workers: int | None = None) -> SiteReport:
+    """Write the whole site for one event (or a league) from ``store`` into ``out_dir``.
+
+    Replay pages are most of the work (a couple of milliseconds each); a large event
+    writes them from ``workers`` processes (default: one per core, from 2,000 matches).
+    """
     pages = SitePages(store, event, log_dir, live)
     for sub in ("m", "records", "bots", "data", "static"):
         (out_dir / sub).mkdir(parents=True, exist_ok=True)
@@ -262,18 +267,53 @@ def publish_site(store: Store, out_dir: Path, event: str | None = None, log_dir:
         _write(out_dir / "data" / f"matches-{k:04d}.js", pages.chunk(k))
     _write(out_dir / "matches.html", pages.match_list())
     written += 2 + pages.chunks
-    replays = 0
-    for match_id, lines in store.iter_records(pages.event_ids):
-        fid = pages.files.get(match_id, safe_name(match_id))
-        _write(out_dir / "records" / f"{fid}.jsonl", lines)
-        _write(out_dir / "m" / f"{fid}.html", pages.replay(fid, lines))
-        replays += 1
-        written += 2
+    replays = _write_replays(store, pages, out_dir, workers)
+    written += 2 * replays
     for name in pages.bots:
         _write(out_dir / "bots" / f"{pages.bot_files[name]}.html", pages.bot(name))
     _write(out_dir / "bots.html", pages.bot_list())
     written += len(pages.bots) + 1
     return SiteReport(out_dir, len(pages.matches), replays, len(pages.bots), written)
+
+
+#: From this many matches on, replay pages are written by a pool of processes.
+PARALLEL_FROM = 2000
+BATCH = 250
+
+
+def _replay_batch(out_dir: str, live: bool, batch: list[tuple[str, str]]) -> int:
+    """Write one batch of (file id, record) as record files and replay pages (in a worker)."""
+    root = Path(out_dir)
+    for fid, lines in batch:
+        _write(root / "records" / f"{fid}.jsonl", lines)
+        _write(root / "m" / f"{fid}.html",
+               replay_html(lines.splitlines(), inline=False, root="../", file_id=fid, live=live))
+    return len(batch)
+
+
+def _write_replays(store: Store, pages: SitePages, out_dir: Path, workers: int | None) -> int:
+    records = ((pages.files.get(mid, safe_name(mid)), lines) for mid, lines in store.iter_records(pages.event_ids))
+    n = workers if workers is not None else (os.cpu_count() or 1) if len(pages.matches) >= PARALLEL_FROM else 1
+    if n <= 1:
+        return _replay_batch(str(out_dir), pages.live, list(records))
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    done = 0
+    # spawn, not fork: the caller may hold gRPC or asyncio threads that a fork would copy mid-step.
+    with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = []
+        batch: list[tuple[str, str]] = []
+        for item in records:
+            batch.append(item)
+            if len(batch) == BATCH:
+                futures.append(pool.submit(_replay_batch, str(out_dir), pages.live, batch))
+                batch = []
+        if batch:
+            futures.append(pool.submit(_replay_batch, str(out_dir), pages.live, batch))
+        for f in futures:
+            done += f.result()
+    return done
 
 
 def _quote(s: str) -> str:

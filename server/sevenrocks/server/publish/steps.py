@@ -89,10 +89,20 @@ class LayoutGeometry:
         return list(self.layout.open_ports().values())
 
 
+#: [a, b] in either order -> the engine's tile (a lookup: a record has a few hundred tiles).
+_TILE_OF: dict[tuple[int, int], Tile] = {**{(a, b): (a, b) for a in range(7) for b in range(a, 7)},
+                                         **{(b, a): (a, b) for a in range(7) for b in range(a, 7)}}
+
+
 def _tile(v: Any) -> Tile:
-    if not (isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v)):
-        raise RecordError(f"{v!r} is not a tile [low, high]")
-    return (min(v), max(v))
+    try:
+        return _TILE_OF[(v[0], v[1])] if len(v) == 2 and isinstance(v, list) else _bad_tile(v)
+    except (TypeError, KeyError, IndexError):
+        return _bad_tile(v)
+
+
+def _bad_tile(v: Any) -> Tile:
+    raise RecordError(f"{v!r} is not a tile [low, high] of double-six")
 
 
 def _port(v: Any) -> Port | None:
