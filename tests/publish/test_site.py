@@ -158,3 +158,43 @@ def test_tournament_serves_live_pages_and_ends_by_writing_the_site(tmp_path: Pat
     bad = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "tournament", "--web", "8080"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "HOST:PORT" in bad.stderr
+
+
+def test_a_forfeit_shows_on_the_bot_page_with_its_log_excerpt(tmp_path: Path) -> None:
+    from sevenrocks.sdk.rules import FaultCause, GameState, Offender, make_ruleset
+    from sevenrocks.sdk.rules.records import header_for, record_lines
+    from sevenrocks.server.events.config import Entrant, EventConfig
+    from sevenrocks.server.events.outcome import MatchOutcome
+    from sevenrocks.server.events.schedule import MatchTask, RulesetSpec, fingerprint
+    from sevenrocks.server.publish.site import publish_site
+
+    rs = make_ruleset("fives", 2)
+    names = ("steady", "flaky")
+    g = GameState(rs, seed=9)
+    events = list(g.start())
+    for _ in range(3):
+        events += g.play(g.legal_moves()[0])
+    offender = Offender(g.turn, FaultCause.TIMEOUT, "no move within 1000 ms")
+    events += g.forfeit(offender.seat, offender.cause, offender.detail)
+    lines = record_lines(header_for("f-0", rs, 9, list(names)), events)
+    assert verify_lines(lines) == []
+    end = events[-1]
+    task = MatchTask("f", "f-0", RulesetSpec(rs.name, 2, rs.target, rs.round_cap), 9, names, 0, 0, "f-0")
+    outcome = MatchOutcome(task, "forfeit", end.winner, tuple(end.scores), tuple(g.final_ranks()), end.rounds,
+                           offender, {}, tuple(lines))
+    with Store(tmp_path / "f.db") as store:
+        store.open_event(EventConfig("f", tuple(Entrant(n) for n in names), ruleset="fives", players=2),
+                         fingerprint([task]), 1)
+        store.record_matches([outcome])
+        logs = tmp_path / "logs"
+        logs.mkdir()
+        culprit = names[offender.seat]
+        (logs / f"{culprit}.log").write_text("starting\nthinking about f-0 ... stuck in a loop\nbye\n")
+        publish_site(store, tmp_path / "site", log_dir=logs)
+    page = (tmp_path / "site" / "bots" / f"{culprit}.html").read_text()
+    assert "timeout" in page and "no move within 1000 ms" in page
+    assert '<pre class="excerpt">thinking about f-0 ... stuck in a loop</pre>' in page
+    assert 'href="../m/f-0.html"' in page
+    other = (tmp_path / "site" / "bots" / f"{names[1 - offender.seat]}.html").read_text()
+    assert "never forfeited" in other
+    assert '<option>timeout</option>' in (tmp_path / "site" / "matches.html").read_text()
