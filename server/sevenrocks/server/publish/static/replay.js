@@ -320,7 +320,7 @@
     this.endsBox.appendChild(el("span", {}, "Ends total "));
     this.endsBox.appendChild(el("b", {"class": "ends-total"}, String(st.ends)));
     this.endsBox.appendChild(el("span", {"class": "open-ends", "data-open": st.open.join(",")},
-      st.open.length ? " — open ends " + st.open.join(", ") : ""));
+      st.open.length ? " — a tile fits on " + st.open.join(", ") : ""));
     if (st.boneyard) { this.endsBox.appendChild(el("span", {}, " — boneyard " + st.boneyard)); }
     var cur = i >= 0 ? this.steps[i] : null;
     this.awardBox.textContent = cur && cur.k === "play" && cur.award ? this.seatName(cur.seat) + " scores " + cur.award + "!" :
