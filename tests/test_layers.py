@@ -17,7 +17,8 @@ ALLOWED = {
     "referee": set(),
     "events": {"referee"},
     "publish": {"events"},
-    "cli": {"referee", "events", "publish"},
+    "web": {"referee", "events", "publish"},
+    "cli": {"referee", "events", "publish", "web"},
 }
 
 

@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "duel": ("sevenrocks.server.cli.duel", "duel", "Play two bots head to head until an SPRT decides which is better."),
     "leaderboard": ("sevenrocks.server.cli.leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
     "check": ("sevenrocks.server.cli.check", "check", "Check a bot command before an event: rulesets, awkward positions, clocks, reconnect."),
+    "replay": ("sevenrocks.server.cli.replay", "replay", "Write a self-contained HTML replay page for one match record."),
+    "publish": ("sevenrocks.server.cli.publish", "publish", "Write the static event site (leaderboard, matches, replays, bots) from a database."),
     "loadtest": ("sevenrocks.server.cli.loadtest", "loadtest", "Hold many concurrent matches on one referee; check and measure."),
 }
 

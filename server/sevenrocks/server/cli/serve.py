@@ -80,6 +80,24 @@ def refuse_token_on_command_line(ctx: click.Context, param: click.Parameter, val
                                f"visible to every user of this machine (ps). Instead, {SAFE_OPTIONS}.")
 
 
+def describe_result(m: Any, ruleset: Any, names: list[str]) -> str:
+    """One line with entrant names: who won, the scores by side, and any forfeit."""
+    sides = ([" & ".join(names[s] for s in range(ruleset.players) if ruleset.team_of(s) == t)
+              for t in range(ruleset.teams)])
+    scores = ", ".join(f"{side} {score}" for side, score in zip(sides, m.scores))
+    winner = "draw" if m.winner is None else f"{sides[m.winner]} won"
+    why = f"; {names[m.offender.seat]} (seat {m.offender.seat}) forfeited: {m.offender.cause.value}" if m.offender else ""
+    return f"{winner} ({m.reason}) — {scores}{why}"
+
+
+def standings_text(tally: dict[str, list[int]]) -> str:
+    """Entrants by wins (then draws): the standings after the matches so far."""
+    order = sorted(tally, key=lambda n: (-tally[n][0], -tally[n][1], n))
+    lines = ["standings (matches a side of the entrant won-drew-lost):"]
+    lines += [f"  {i}. {n}: {w}-{d}-{lost}" for i, n in enumerate(order, 1) for w, d, lost in [tally[n]]]
+    return "\n".join(lines)
+
+
 def seating(entrants: list[str], players: int, index: int) -> list[str]:
     """Match ``index``'s seats: the entrants rotated by one seat per match, repeated to fill the table."""
     n = len(entrants)
@@ -89,7 +107,8 @@ def seating(entrants: list[str], players: int, index: int) -> list[str]:
 async def serve_async(
     tokens: dict[str, str], listen: str, tls: tuple[bytes, bytes] | None, tc: TimeControl, policy: FaultPolicy,
     autoplay: bool, ruleset_name: str, players: int | None, target: int, matches: int, concurrency: int,
-    seed: int, records: Path | None, spectator_token: str | None = None,
+    seed: int, records: Path | None, spectator_token: str | None = None, db: Path | None = None,
+    web_addr: str | None = None, web_token: str | None = None,
 ) -> None:
     ruleset = make_ruleset(ruleset_name, players, target)
     referee = Referee(tokens, tc, policy, autoplay_forced=autoplay, spectator_token=spectator_token)
@@ -102,6 +121,24 @@ async def serve_async(
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     names = list(tokens)
+    served = None
+    if db is not None:
+        from ..events.served import ServedEvent
+
+        served = ServedEvent.open(db, f"serve-{seed}", ruleset, names, seed, matches, tc, policy)
+        click.echo(f"results are stored in {db} as event {served.event_id!r} "
+                   f"(publish them with: sevenrocks publish --db {db} --out site/)")
+    live = None
+    if web_addr is not None:
+        from ..web.server import LiveSite, parse_hostport, viewer_token, viewer_url
+
+        web_host, web_port = parse_hostport(web_addr)
+        token = viewer_token(web_host, web_token)
+        live = LiveSite(lambda: referee.feed, served.store if served else None, served.event_id if served else None,
+                        token=token)
+        bound = await live.start(web_host, web_port)
+        click.echo(f"live pages at {viewer_url(web_host, bound, token)}")
+    tally = {n: [0, 0, 0] for n in names}
     try:
         if matches:
             click.echo(f"waiting up to {tc.connect_timeout_s:g} s for {', '.join(names)} to connect "
@@ -125,11 +162,17 @@ async def serve_async(
                     if stop.is_set():
                         return
                     mid = f"serve-{seed}-{i:04d}"
-                    m = await referee.play_match(mid, ruleset, seed + i, seating(names, ruleset.players, i))
+                    seats = seating(names, ruleset.players, i)
+                    started = loop.time()
+                    m = await referee.play_match(mid, ruleset, seed + i, seats)
                     if records is not None:
                         write_record(records / f"{mid}.jsonl", m.record_lines)
-                    why = f" ({m.offender.cause.value}: seat {m.offender.seat})" if m.offender else ""
-                    click.echo(f"{mid}: {m.reason}{why}, winner {m.winner}, scores {list(m.scores)}")
+                    if served is not None:
+                        served.store_match(i, m, loop.time() - started)
+                    for name in set(seats):
+                        team = ruleset.team_of(seats.index(name))
+                        tally[name][0 if m.winner == team else 1 if m.winner is None else 2] += 1
+                    click.echo(f"{mid}: {describe_result(m, ruleset, seats)}")
 
             play: asyncio.Future[Any] = asyncio.gather(*(one(i) for i in range(matches)))
             stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
@@ -137,10 +180,15 @@ async def serve_async(
             stopper.cancel()
             if not play.done():
                 play.cancel()
+            click.echo(standings_text(tally))
         else:
             await stop.wait()
     finally:
+        if live is not None:
+            await live.stop()
         await referee.stop(grace=2.0)
+        if served is not None:
+            served.close()
 
 
 @click.command("serve", epilog="""\b
@@ -150,6 +198,7 @@ Examples:
   SEVENROCKS_ENTRANTS='alice=TOKEN_A,bob=TOKEN_B' sevenrocks serve --matches 10
   sevenrocks serve --listen 0.0.0.0:50051 --entrants entrants.txt --tls-cert cert.pem --tls-key key.pem
   sevenrocks serve --entrants entrants.txt --ruleset fives --players 3 --time-per-move 300 --faults strike
+  sevenrocks serve --entrants entrants.txt --matches 20 --db served.db --web 127.0.0.1:8080
 Bots connect with SEVENROCKS_REFEREE=host:port SEVENROCKS_TOKEN=<their token>.
 Spectators send SEVENROCKS_SPECTATOR_TOKEN's value when it is set; beyond loopback the
 Spectator service is closed without it. See docs/security.md.
@@ -179,10 +228,17 @@ Spectator service is closed without it. See docs/security.md.
 @click.option("--faults", "fault_kind", type=click.Choice(["forfeit", "strike"]), default="forfeit", show_default=True)
 @click.option("--max-strikes", type=click.IntRange(min=1), default=3, show_default=True)
 @click.option("--autoplay-forced", is_flag=True, help="Play forced single moves without asking the bot.")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Store every finished match in this SQLite file (then `sevenrocks publish --db FILE`).")
+@click.option("--web", "web_addr", metavar="HOST:PORT", default=None,
+              help="Serve live pages (and, with --db, the site) here, e.g. 127.0.0.1:8080; "
+                   "beyond loopback viewers need the printed token.")
+@click.option("--web-token", default=None, help="The viewer token for --web (default: none on loopback, else a new one).")
 def serve(listen: str, tls_cert: Path | None, tls_key: Path | None, entrants_file: Path | None,
           ruleset: str, players: int | None, target: int, matches: int, concurrency: int, seed: int,
           records: Path | None, per_move_ms: int, bank_ms: int | None, connect_timeout: float,
-          fault_kind: Literal["forfeit", "strike"], max_strikes: int, autoplay_forced: bool) -> None:
+          fault_kind: Literal["forfeit", "strike"], max_strikes: int, autoplay_forced: bool,
+          db_path: Path | None, web_addr: str | None, web_token: str | None) -> None:
     """Run a gRPC referee (with health, reflection and a spectator feed) that bots dial into;
     with --matches, play that many matches between the entrants, rotating their seats."""
     if (tls_cert is None) != (tls_key is None):
@@ -195,11 +251,18 @@ def serve(listen: str, tls_cert: Path | None, tls_key: Path | None, entrants_fil
     for warning in token_warnings(tokens):
         click.echo(warning, err=True)
     spectator_token = os.environ.get(SPECTATOR_ENV) or None
+    if web_addr is not None:
+        from ..web.server import parse_hostport
+
+        try:
+            parse_hostport(web_addr)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--web") from None
     try:
         asyncio.run(serve_async(
             tokens, listen, tls, TimeControl(per_move_ms, bank_ms, connect_timeout),
             FaultPolicy(fault_kind, max_strikes), autoplay_forced, ruleset,
             players if ruleset != SEVEN_ROCKS else None, target, matches, concurrency, seed, records,
-            spectator_token))
+            spectator_token, db_path, web_addr, web_token))
     except OSError as e:
         raise click.ClickException(str(e)) from None

@@ -8,7 +8,9 @@ import os
 import signal
 import sqlite3
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -96,9 +98,14 @@ def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> Ev
               help="Play every match of entrant NAME again under its current identity (after its program "
                    "or files changed); its old results are kept as history. Repeatable.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
+@click.option("--web", "web_addr", metavar="HOST:PORT", default=None,
+              help="Serve the event site and live matches here while the event runs (e.g. 127.0.0.1:8080); "
+                   "beyond loopback viewers need the printed token.")
+@click.option("--web-token", default=None, help="The viewer token for --web (default: none on loopback, else a new one).")
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
                cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None,
-               replay: tuple[str, ...], until_settled: bool, budget: int | None, quiet: bool) -> None:
+               replay: tuple[str, ...], until_settled: bool, budget: int | None, quiet: bool,
+               web_addr: str | None, web_token: str | None) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -107,7 +114,9 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     same command again to play only what is missing. A bot that crashes is
     restarted for its next match; one that keeps crashing is withdrawn. Resuming
     with a changed bot is refused: --replay NAME plays its matches again. The
-    leaderboard is written to --out as leaderboard.{txt,json,csv,md,html}.
+    leaderboard is written to --out as leaderboard.{txt,json,csv,md,html}, and
+    the event site (match list, replays, records, bot pages) to
+    --out/site/index.html.
 
     \b
     Examples:
@@ -119,6 +128,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament examples/event.toml --cluster tcp://10.0.0.5:8786
       sevenrocks tournament league.toml --listen 0.0.0.0:50051 --tls-cert cert.pem --tls-key key.pem
       sevenrocks tournament examples/event.toml --until-settled --budget 400
+      sevenrocks tournament --web 127.0.0.1:8080           # watch it live in a browser
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
     tls = read_tls(tls_cert, tls_key)
@@ -138,6 +148,14 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         config = dataclasses.replace(config, concurrency=concurrency)
     if until_settled or budget is not None:
         config = adaptive(config, until_settled, budget)
+    web: tuple[str, int] | None = None
+    if web_addr is not None:
+        from ..web.server import parse_hostport
+
+        try:
+            web = parse_hostport(web_addr)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--web") from None
     try:
         check_db_path(db_path)  # before --out is made: a bad --db leaves nothing behind
     except StoreError as e:
@@ -150,7 +168,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     with store:
         executor = make_executor(config, out_dir, cluster, listen, tls)
         try:
-            plan = _run(config, store, executor, quiet, replay, out_dir / "logs")
+            plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token)
         except Interrupted as e:
             done = len(store.done_ids(config.name))
             click.echo(f"\n{e.how}: {done} matches of event {config.name!r} are stored in {db_path}; "
@@ -170,6 +188,9 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         try:
             lb = build_leaderboard(store, config.name)
             written = write_all(lb, out_dir)
+            from ..publish.site import publish_site
+
+            site = publish_site(store, out_dir / "site", config.name, out_dir / "logs")
         except sqlite3.Error as e:
             raise BadInput(explain(e, db_path)) from None
         except OSError as e:
@@ -181,7 +202,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         click.echo(line, err=True)
     if quiet:
         click.echo(settled_line(lb), err=True)
-    click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}", err=True)
+    click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}; "
+               f"event site ({site.replays} replays) at {site.out_dir / 'index.html'}", err=True)
 
 
 class Interrupted(Exception):
@@ -194,7 +216,7 @@ class Interrupted(Exception):
 
 
 def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, replay: tuple[str, ...],
-         preflight_logs: Path) -> EventPlan:
+         out_dir: Path, web: tuple[str, int] | None, web_token: str | None) -> EventPlan:
     """Run the event on a fresh event loop; SIGTERM stops it exactly as Ctrl-C does."""
     terminated = False
 
@@ -212,13 +234,15 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
         loop.add_signal_handler(signal.SIGTERM, on_term)
         try:
             say = None if quiet else (lambda text: click.echo(text, err=True))
+            logs = out_dir / "logs"
             if quiet:
-                return await run_event(config, store, executor, replay=replay, preflight_logs=preflight_logs, say=say)
+                return await run_with_web(config, store, executor, web, web_token, logs, lambda: run_event(
+                    config, store, executor, replay=replay, preflight_logs=logs, say=say))
             from ..events.progress import EventBar
 
             with EventBar(config.name) as bar:
-                return await run_event(config, store, executor, bar, replay=replay,
-                                       preflight_logs=preflight_logs, say=say)
+                return await run_with_web(config, store, executor, web, web_token, logs, lambda: run_event(
+                    config, store, executor, bar, replay=replay, preflight_logs=logs, say=say))
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
 
@@ -251,3 +275,31 @@ def summary(config: EventConfig, plan: EventPlan, db_path: Path) -> list[str]:
     if plan.voided:
         lines.append(f"{plan.voided} match(es) voided by infrastructure faults and played again (not charged)")
     return lines
+
+
+async def run_with_web(config: EventConfig, store: Store, executor: Executor, web: tuple[str, int] | None,
+                       token: str | None, logs: Path, play: Callable[[], Awaitable[EventPlan]]) -> EventPlan:
+    """Run the event (``play``); with ``web``, serve the live site beside it for as long as it runs."""
+    if web is None:
+        return await play()
+    from ..events.schedule import build_schedule
+    from ..web.server import DealGuard, LiveSite, viewer_token, viewer_url
+
+    referees: list[Any] = []
+    if isinstance(executor, LocalExecutor):
+        executor.on_referee = referees.append
+    else:
+        click.echo("--web with --cluster: the matches play on the workers, so the live pages show "
+                   "standings and finished matches but no moves", err=True)
+    tasks = build_schedule(config)  # the deal guard needs every duplicate group: --web suits events that fit in memory
+    guard = DealGuard.for_tasks(tasks, lambda: store.done_ids(config.name))
+    host, port = web
+    token = viewer_token(host, token)
+    site = LiveSite(lambda: referees[0].feed if referees else None, store, config.name, guard, token,
+                    logs, lambda: len(tasks))
+    bound = await site.start(host, port)
+    click.echo(f"live pages at {viewer_url(host, bound, token)}", err=True)
+    try:
+        return await play()
+    finally:
+        await site.stop()

@@ -87,6 +87,8 @@ class LocalExecutor:
     tls: tuple[bytes, bytes] | None = None
     #: The token spectators must send (None: the Spectator is open on loopback, closed beyond).
     spectator_token: str | None = None
+    #: Handed the embedded referee once it listens (the live web pages read its spectator feed).
+    on_referee: Callable[[Any], None] | None = None
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         from ..referee import FaultPolicy, Referee, RefereeStopped, TimeControl
@@ -101,6 +103,8 @@ class LocalExecutor:
             spectator_token=self.spectator_token,
         )
         port = await referee.start(self.address, self.tls)
+        if self.on_referee is not None:
+            self.on_referee(referee)
         host = self.address.rpartition(":")[0]
         # Launched bots dial the referee on this machine even when it listens on all interfaces.
         target = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"

@@ -586,6 +586,13 @@ class Store:
         row = self.db.execute("SELECT lines FROM records WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else str(row[0])
 
+    def iter_records(self, event_ids: Sequence[str] | None = None) -> Iterator[tuple[str, str]]:
+        """(match id, record text) of every stored match, in league order, one at a time."""
+        sql = ("SELECT r.match_id, r.lines FROM records r JOIN matches m USING (match_id) JOIN events e USING (event_id)"
+               + _where(event_ids) + " ORDER BY e.ordinal, m.idx")
+        for match_id, lines in self.db.execute(sql, tuple(event_ids or ())):
+            yield str(match_id), str(lines)
+
     def match_ids(self, event_ids: Sequence[str] | None = None) -> list[str]:
         sql = "SELECT m.match_id FROM matches m" + _where(event_ids, "m.") + " ORDER BY m.match_id"
         return [r[0] for r in self.db.execute(sql, tuple(event_ids or ()))]

@@ -67,6 +67,8 @@ class DuplicateRow:
     margin_per_deal: float
     margin_low: float
     margin_high: float
+    #: Deals in which either match ended by a forfeit (their margins are the forfeit's scores).
+    forfeited: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,6 +326,7 @@ def _duplicates(matches: Sequence[StoredMatch]) -> list[DuplicateRow]:
     for m in matches:
         groups[m.group].append(m)
     per_matchup: dict[tuple[str, str], list[tuple[float, int]]] = defaultdict(list)
+    forfeited: Counter[tuple[str, str]] = Counter()
     for ms in groups.values():
         if len(ms) != 2:
             continue  # the twin is not played yet
@@ -338,6 +341,7 @@ def _duplicates(matches: Sequence[StoredMatch]) -> list[DuplicateRow]:
             margin += m.scores[team] - m.scores[1 - team]
             wins += 1 if m.winner == team else 0
         per_matchup[(p, q)].append((margin, wins))
+        forfeited[(p, q)] += any(m.reason == "forfeit" for m in ms)
     rows = []
     for (p, q), deals in sorted(per_matchup.items()):
         margins = [d[0] for d in deals]
@@ -345,6 +349,6 @@ def _duplicates(matches: Sequence[StoredMatch]) -> list[DuplicateRow]:
         half = 1.96 * statistics.stdev(margins) / math.sqrt(len(margins)) if len(margins) > 1 else math.nan
         rows.append(DuplicateRow(
             p, q, len(deals), sum(1 for d in deals if d[1] == 2), sum(1 for d in deals if d[1] == 1),
-            sum(1 for d in deals if d[1] == 0), mean, mean - half, mean + half,
+            sum(1 for d in deals if d[1] == 0), mean, mean - half, mean + half, forfeited[(p, q)],
         ))
     return rows

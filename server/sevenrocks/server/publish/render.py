@@ -81,6 +81,48 @@ COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
 ]
 
 
+#: Each column in plain words (the HTML page explains every column it shows).
+COLUMN_HELP: dict[str, str] = {
+    "rank": "Position, ordered by mu, the skill fitted to all results at once (their order does not matter).",
+    "name": "The bot (or, in the pairings table, the two partners).",
+    "mu-3σ": "The conservative rating: the skill estimate minus three times its uncertainty. "
+             "A newcomer starts near 0; it rises as results make the estimate both high and sure.",
+    "mu": "The estimated skill on TrueSkill's scale (25 is where a newcomer starts), fitted to all results at once.",
+    "σ": "How unsure that estimate still is (8.33 at the start; it shrinks with every match).",
+    "P(ahead of next)": "The probability that this bot is really stronger than the one ranked just below it, "
+                        "from a model paired by deal (or bootstrapped over deals).",
+    "order": "\"settled\" when that probability reaches the stated level (95% by default); "
+             "otherwise more matches are needed to be sure of the order.",
+    "matches": "Matches played and stored.",
+    "W-D-L": "Wins, draws and losses of the bot's side.",
+    "win rate": "Wins plus half the draws, as a share of the matches.",
+    "95% CI": "The range the true win rate lies in with 95% confidence (Wilson interval); narrower with more matches.",
+    "points/match": "The bot's side's final score, averaged over its matches.",
+    "margin/match": "The side's final score minus the opponents' (in fives: minus their average), averaged.",
+    "forfeits": "Matches lost by a fault of this bot, by cause (timeout, illegal move, malformed message, "
+                "disconnect, crash); 0 when it never forfeited.",
+    "p50 ms": "The median time the bot took to decide a move, in milliseconds.",
+    "p95 ms": "The time 95% of its decisions stayed under, in milliseconds.",
+}
+
+
+def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
+    """Round axis ticks (steps of 1, 2, 2.5 or 5 times a power of ten) that cover ``lo``..``hi``."""
+    span = hi - lo if hi > lo else 1.0
+    raw = span / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw - 1e-12)
+    start = math.floor(lo / step + 1e-9) * step
+    end = math.ceil(hi / step - 1e-9) * step
+    if end <= start:
+        end = start + step
+    return [round(start + i * step, 10) for i in range(int(round((end - start) / step)) + 1)]
+
+
+def _tick_label(v: float) -> str:
+    return f"{v:g}" if abs(v) >= 1e-9 else "0"
+
+
 def _title(lb: Leaderboard) -> str:
     players = "" if lb.partnerships else f" ({lb.players} players)"
     unplayed = sum(w.not_played for w in lb.withdrawn)
@@ -121,15 +163,31 @@ def render_table(lb: Leaderboard) -> str:
             t.add_column(h, justify="left" if h in ("first", "second") else "right")
         for d in lb.duplicates:
             t.add_row(d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
-                      _f(d.margin_per_deal, 1), f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}")
+                      _f(d.margin_per_deal, 1), _dup_ci(d))
         console.print(t)
     for line in lifecycle_lines(lb):
         console.print(line)
     return console.export_text()
 
 
+def tool_info() -> dict[str, str]:
+    """Which program wrote a file, and when (UTC, ISO 8601)."""
+    from datetime import datetime, timezone
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version("sevenrocks")
+    except PackageNotFoundError:
+        v = "unknown"
+    return {"name": "sevenrocks", "version": v,
+            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")}
+
+
 def render_json(lb: Leaderboard) -> str:
-    return json.dumps(lb.to_json(), indent=2, ensure_ascii=False) + "\n"
+    info = tool_info()
+    out = {"tool": {"name": info["name"], "version": info["version"]}, "generated_at": info["generated_at"],
+           **lb.to_json()}
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
 def render_csv(lb: Leaderboard) -> str:
@@ -145,7 +203,7 @@ def render_csv(lb: Leaderboard) -> str:
                         r.matches, r.wins, r.draws, r.losses,
                         *(_csvnum(x) for x in (r.win_rate, r.win_low, r.win_high, r.points_per_match,
                                                 r.margin_per_match)),
-                        ";".join(f"{c}={n}" for c, n in r.forfeits.items()),
+                        ";".join(f"{c}={n}" for c, n in r.forfeits.items()) or "0",
                         _csvnum(r.decision_p50_ms), _csvnum(r.decision_p95_ms), _csvnum(r.p_ahead),
                         "" if r.settled is None else str(r.settled).lower()])
     return buf.getvalue()
@@ -172,63 +230,98 @@ def render_md(lb: Leaderboard) -> str:
         parts += ["\n## Duplicate deals\n", _md_table(
             ["first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"],
             [[d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
-              _f(d.margin_per_deal, 1), f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}"] for d in lb.duplicates])]
+              _f(d.margin_per_deal, 1), _dup_ci(d)] for d in lb.duplicates])]
     extra = lifecycle_lines(lb)
     if extra:
         parts += ["\n## Withdrawn and voided\n", "\n".join(f"- {line}" for line in extra)]
     return "\n".join(parts) + "\n"
 
 
-def _chart(lb: Leaderboard, width: int = 720, height: int = 300) -> dict[str, Any]:
-    """SVG polylines of each bot's conservative rating over the event."""
+def _chart(lb: Leaderboard, width: int = 720, height: int = 320) -> dict[str, Any]:
+    """SVG polylines of each bot's conservative rating over the event, on round ticks.
+
+    The y range is the ticks' range, so no line runs above the top tick or below the
+    bottom one; both axes are labelled.
+    """
     names = [r.name for r in lb.bots]
     points = [(n, v) for n, v in lb.history if v]
     if not points:
-        return {"width": width, "height": height, "lines": [], "yticks": [], "xmax": 0}
+        return {"width": width, "height": height, "lines": [], "yticks": [], "xticks": [], "xmax": 0}
     values = [x for _, v in points for x in v.values()]
-    lo, hi = math.floor(min(values)), math.ceil(max(values))
-    if hi - lo < 1:
-        hi = lo + 1
+    yt = nice_ticks(min(values), max(values))
+    lo, hi = yt[0], yt[-1]
     xmax = max(points[-1][0], 1)
-    pad = 40
+    xt = [x for x in nice_ticks(0, xmax, 5) if x <= xmax]
+    left, right, top, bottom = 64, 20, 16, 48
 
-    def sx(n: int) -> float:
-        return pad + (width - 2 * pad) * n / xmax
+    def sx(n: float) -> float:
+        return left + (width - left - right) * n / xmax
 
     def sy(v: float) -> float:
-        return height - pad - (height - 2 * pad) * (v - lo) / (hi - lo)
+        return height - bottom - (height - top - bottom) * (v - lo) / (hi - lo)
 
     lines = []
     for i, name in enumerate(names):
         pts = " ".join(f"{sx(n):.1f},{sy(v[name]):.1f}" for n, v in points if name in v)
         lines.append({"name": name, "color": PALETTE[i % len(PALETTE)], "points": pts})
-    step = max(1, math.ceil((hi - lo) / 6))
-    yticks = [{"y": sy(v), "label": str(v)} for v in range(lo, hi + 1, step)]
-    return {"width": width, "height": height, "lines": lines, "yticks": yticks, "xmax": xmax,
-            "x0": pad, "x1": width - pad, "y0": height - pad, "y1": pad}
+    return {"width": width, "height": height, "lines": lines, "xmax": xmax,
+            "yticks": [{"y": sy(v), "label": _tick_label(v), "value": v} for v in yt],
+            "xticks": [{"x": sx(v), "label": _tick_label(v)} for v in xt],
+            "x0": left, "x1": width - right, "y0": height - bottom, "y1": top,
+            "ylabel": "conservative rating (μ − 3σ)", "xlabel": "matches played"}
 
 
-def render_html(lb: Leaderboard) -> str:
-    from jinja2 import Environment, PackageLoader, select_autoescape
+def render_html(lb: Leaderboard, site: dict[str, Any] | None = None) -> str:
+    """The leaderboard page. Standalone it carries its stylesheet and script; with ``site``
+    (``root``, ``live``, ``replays``) it links the published site's shared ones and its pages."""
+    from .replay import script_json, static_text, template
 
-    env = Environment(loader=PackageLoader("sevenrocks.server.publish", "templates"),
-                      autoescape=select_autoescape(["html", "j2"]))
     subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)]
-    matrix = [[_matrix_cell(lb, a, b) for b in subjects] for a in subjects]
-    return env.get_template("leaderboard.html.j2").render(
-        lb=lb, title=_title(lb), settled=settled_line(lb), columns=COLUMNS, lifecycle=lifecycle_lines(lb), subjects=subjects, matrix=matrix, chart=_chart(lb),
-        fmt=_f, data_json=json.dumps({"bots": [r.name for r in lb.bots], "pairs": [r.name for r in lb.pairs]}),
+    matrix = [[_matrix_cell(lb, a, b, site is not None) for b in subjects] for a in subjects]
+    return template("leaderboard.html.j2").render(
+        lb=lb, title=_title(lb), settled=settled_line(lb), lifecycle=lifecycle_lines(lb), columns=COLUMNS, help=COLUMN_HELP, subjects=subjects, matrix=matrix,
+        chart=_chart(lb), fmt=_f, ci=_dup_ci, site=site, root=(site or {}).get("root", ""), here="leaderboard",
+        live=(site or {}).get("live", False), inline=site is None,
+        css=static_text("site.css") if site is None else "", js=static_text("site.js") if site is None else "",
+        unplayable=any(c["why"] == "shares a bot" for row in matrix for c in row),
+        data_json=script_json({"bots": [r.name for r in lb.bots], "pairs": [r.name for r in lb.pairs]}),
     )
 
 
-def _matrix_cell(lb: Leaderboard, a: str, b: str) -> dict[str, Any]:
+def _dup_ci(d: Any) -> str:
+    """The duplicate table's interval, or why there is none (too few deals, every deal alike)."""
+    if math.isnan(d.margin_low) or math.isnan(d.margin_high):
+        return "– (needs 2 deals)"
+    if d.margin_high - d.margin_low < 1e-9:
+        return "– (every deal had the same margin)"
+    return f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}"
+
+
+def _shares_bot(a: str, b: str) -> bool:
+    return bool(set(a.split("+")) & set(b.split("+")))
+
+
+def _matrix_cell(lb: Leaderboard, a: str, b: str, linked: bool = False) -> dict[str, Any]:
+    """One matrix cell, or why it is empty: the same subject, a pairing that shares a bot
+    (a bot cannot sit on both sides, so such pairings never meet), or not played (yet)."""
     score, n = lb.matrix.get(a, {}).get(b, (0.0, 0))
-    if a != b and not lb.meets(a, b):
-        return {"text": "·", "title": f"{a} and {b} share a bot: they can never meet", "shade": None}
-    if a == b or n == 0:
-        return {"text": "", "title": "" if a == b else f"{a} vs {b}: not played", "shade": None}
+    if a == b:
+        return {"text": "—", "title": f"{a} does not play itself", "shade": None, "why": "itself", "href": None}
+    if n == 0:
+        if lb.matrix_kind == "partnerships" and _shares_bot(a, b):
+            return {"text": "·", "title": f"{a} and {b} share a bot, so they never meet", "shade": None,
+                    "why": "shares a bot", "href": None}
+        return {"text": "", "title": f"{a} and {b} have not played each other", "shade": None,
+                "why": "not played", "href": None}
     rate = score / n
-    return {"text": f"{100 * rate:.0f}%", "title": f"{a} vs {b}: {score:g} of {n}", "shade": rate}
+    href = None
+    if linked:
+        from urllib.parse import quote
+
+        key = "pair" if lb.matrix_kind == "partnerships" else "bot"
+        href = f"matches.html#{key}={quote(a)}&vs={quote(b)}" if key == "pair" else f"matches.html#bot={quote(a)}"
+    return {"text": f"{100 * rate:.0f}%", "title": f"{a} vs {b}: {score:g} of {n}", "shade": rate, "why": "",
+            "href": href}
 
 
 RENDERERS: dict[str, Callable[[Leaderboard], str]] = {

@@ -1,0 +1,330 @@
+"""The live site: the event's pages rendered on request, plus live matches over a WebSocket.
+
+Why rendered on request and not a folder: while an event runs, the pages change
+with every finished match, and some must not be shown yet. In a duplicate event
+the same deal is played again with the seats exchanged; a bot that could read the
+first match's record (or watch it live) would know every hand of the second. So
+:class:`DealGuard` shows a match — live, as a replay or as a record — only once every
+other match of its deal group has finished. ``serve`` has no groups: all is shown.
+
+Access: on a loopback address anyone on this machine may watch; on any other
+address every request needs the viewer token (``?token=`` once, then a cookie, or
+``Authorization: Bearer``), like the gRPC Spectator service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from ..events.store import Store, StoredMatch
+from ..publish.leaderboard import LeaderboardError
+from ..publish.replay import static_text, template
+from ..publish.site import STATIC_FILES, SitePages
+from ..referee.feed import FeedEntry, FeedHub
+from .live import public_steps
+
+COOKIE = "sevenrocks_viewer"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_hostport(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8080`` for IPv6); raises ValueError naming what is wrong."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{text!r} is not HOST:PORT (for example 127.0.0.1:8080; port 0 picks a free one)")
+    return host.strip("[]"), int(port)
+
+
+@dataclass
+class DealGuard:
+    """Which matches may be shown: those whose deal group has no match left to play."""
+
+    #: match id -> the ids of its deal group (itself included).
+    groups: dict[str, frozenset[str]]
+    done: Callable[[], set[str]]
+    _cache: tuple[float, set[str]] = field(default=(0.0, set()))
+
+    @classmethod
+    def for_tasks(cls, tasks: Iterable[Any], done: Callable[[], set[str]]) -> DealGuard:
+        members: dict[str, set[str]] = {}
+        for t in tasks:
+            members.setdefault(t.group, set()).add(t.match_id)
+        return cls({m: frozenset(ids) for ids in members.values() for m in ids}, done)
+
+    def _done(self) -> set[str]:
+        at, ids = self._cache
+        if time.monotonic() - at > 0.25:
+            ids = self.done()
+            self._cache = (time.monotonic(), ids)
+        return ids
+
+    def live(self, match_id: str) -> bool:
+        """A running match may be watched once the rest of its group has finished."""
+        group = self.groups.get(match_id)
+        if group is None:
+            return True
+        done = self._done()
+        return all(m in done for m in group if m != match_id)
+
+    def stored(self, m: StoredMatch) -> bool:
+        group = self.groups.get(m.match_id)
+        return group is None or all(x in self._done() for x in group)
+
+
+def _summary(entry: FeedEntry) -> dict[str, Any]:
+    s = entry.summary()
+    return {"match_id": s.match_id, "names": list(s.seat_names), "round": s.round, "scores": list(s.scores),
+            "status": s.status}
+
+
+class LiveSite:
+    """The aiohttp application of the live site."""
+
+    def __init__(self, hub: Callable[[], FeedHub | None], store: Store | None = None, event: str | None = None,
+                 guard: DealGuard | None = None, token: str | None = None, log_dir: Path | None = None,
+                 total: Callable[[], int] | None = None) -> None:
+        self.hub = hub
+        self.store = store
+        self.event = event
+        self.guard = guard
+        self.token = token
+        self.log_dir = log_dir
+        self.total = total
+        self._pages: tuple[float, int, SitePages | None] = (0.0, -1, None)
+        self._runner: web.AppRunner | None = None
+        self.app = web.Application(middlewares=[self._auth])
+        r = self.app.router
+        r.add_get("/", self._index)
+        r.add_get("/index.html", self._index)
+        r.add_get("/live.html", self._live_page)
+        r.add_get("/live/ws", self._ws)
+        r.add_get("/matches.html", self._page(lambda p: p.match_list()))
+        r.add_get("/bots.html", self._page(lambda p: p.bot_list()))
+        r.add_get("/bots/{file}.html", self._bot)
+        r.add_get("/m/{file}.html", self._replay)
+        r.add_get("/records/{file}.jsonl", self._record)
+        r.add_get("/data/matches-{k:[0-9]+}.js", self._chunk)
+        r.add_get("/static/{name}", self._static)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self, host: str, port: int) -> int:
+        """Listen on ``host:port``; returns the bound port."""
+        self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        server = site._server  # the asyncio server: the bound port when port was 0
+        sockets = getattr(server, "sockets", None) or []
+        return int(sockets[0].getsockname()[1]) if sockets else port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    # ------------------------------------------------------------------ access
+
+    @web.middleware
+    async def _auth(self, request: web.Request,
+                    handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if self.token is None:
+            return await handler(request)
+        given = request.query.get("token") or request.cookies.get(COOKIE) or ""
+        bearer = request.headers.get("Authorization", "")
+        if bearer.startswith("Bearer "):
+            given = given or bearer[7:]
+        if not secrets.compare_digest(given.encode(), self.token.encode()):
+            return web.Response(status=401, text="This viewer needs its token: open the address the server "
+                                                 "printed (it ends in ?token=...).\n")
+        response = await handler(request)
+        if request.query.get("token") and not response.prepared:
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
+        return response
+
+    # ------------------------------------------------------------------ pages
+
+    def pages(self) -> SitePages | None:
+        """The site's pages from the database as it is now (rebuilt at most once a second)."""
+        if self.store is None:
+            return None
+        at, count, pages = self._pages
+        if pages is not None and time.monotonic() - at < 1.0:
+            return pages
+        done = self.store.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
+        if pages is None or done != count:
+            try:
+                pages = SitePages(self.store, self.event, self.log_dir, live=True,
+                                  visible=self.guard.stored if self.guard else None)
+            except LeaderboardError:
+                pages = None
+        self._pages = (time.monotonic(), done, pages)
+        return pages
+
+    def _page(self, render: Callable[[SitePages], str]) -> Callable[[web.Request], Awaitable[web.Response]]:
+        async def handler(request: web.Request) -> web.Response:
+            pages = self.pages()
+            if pages is None:
+                return _not_yet()
+            return _html(render(pages))
+        return handler
+
+    async def _index(self, request: web.Request) -> web.Response:
+        pages = self.pages()
+        if pages is None:
+            raise web.HTTPFound("live.html")
+        return _html(pages.index())
+
+    async def _live_page(self, request: web.Request) -> web.Response:
+        return _html(template("live.html.j2").render(root="", here="live", live=True,
+                                                     has_site=self.store is not None))
+
+    async def _bot(self, request: web.Request) -> web.Response:
+        pages = self.pages()
+        by_file = {v: k for k, v in pages.bot_files.items()} if pages else {}
+        name = by_file.get(request.match_info["file"])
+        if pages is None or name is None:
+            raise web.HTTPNotFound(text="no such bot in this event\n")
+        return _html(pages.bot(name))
+
+    def _visible_record(self, file_id: str) -> tuple[SitePages, str]:
+        pages = self.pages()
+        m = pages.by_file.get(file_id) if pages else None
+        if pages is None or m is None or self.store is None:
+            raise web.HTTPNotFound(text="no such match, or its deal is still being played (it is shown once "
+                                        "every match of its deal has finished)\n")
+        lines = self.store.record(m.match_id)
+        if lines is None:
+            raise web.HTTPNotFound(text="no record stored for this match\n")
+        return pages, lines
+
+    async def _replay(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file"]
+        pages, lines = self._visible_record(file_id)
+        return _html(pages.replay(file_id, lines))
+
+    async def _record(self, request: web.Request) -> web.Response:
+        _, lines = self._visible_record(request.match_info["file"])
+        return web.Response(text=lines, content_type="application/x-ndjson")
+
+    async def _chunk(self, request: web.Request) -> web.Response:
+        pages = self.pages()
+        k = int(request.match_info["k"])
+        if pages is None or k >= pages.chunks:
+            raise web.HTTPNotFound()
+        return web.Response(text=pages.chunk(k), content_type="text/javascript")
+
+    async def _static(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in STATIC_FILES:
+            raise web.HTTPNotFound()
+        kind = "text/css" if name.endswith(".css") else "text/javascript"
+        return web.Response(text=static_text(name), content_type=kind)
+
+    # ------------------------------------------------------------------ live
+
+    def running(self) -> list[dict[str, Any]]:
+        hub = self.hub()
+        if hub is None:
+            return []
+        return [_summary(e) for e in list(hub.running.values()) if self.guard is None or self.guard.live(e.match_id)]
+
+    def standings(self) -> dict[str, Any]:
+        pages = self.pages()
+        if pages is None:
+            return {"type": "standings", "rows": [], "done": 0, "total": self.total() if self.total else 0}
+        lb = pages.lb
+        rows = [{"rank": r.rank, "name": r.name, "rating": round(r.conservative, 2), "matches": r.matches,
+                 "wins": r.wins, "draws": r.draws, "losses": r.losses} for r in lb.bots]
+        return {"type": "standings", "rows": rows, "done": lb.matches, "total": lb.scheduled}
+
+    async def _ws(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096)
+        await ws.prepare(request)
+        watcher: asyncio.Task[None] | None = None
+
+        async def watch(match_id: str) -> None:
+            hub = self.hub()
+            entry = hub.get(match_id) if hub else None
+            if entry is None or (self.guard is not None and not self.guard.live(match_id)):
+                await ws.send_json({"type": "error", "match_id": match_id,
+                                    "text": "no such running match, or its deal is still being played elsewhere"})
+                return
+            async for item in public_steps(entry):
+                item["sent"] = round(time.time(), 3)  # lets a viewer (or a test) see how fresh a move is
+                await ws.send_json(item)
+
+        async def lists() -> None:
+            last_running: Any = None
+            last_done = -2
+            while not ws.closed:
+                running = self.running()
+                if running != last_running:
+                    await ws.send_json({"type": "matches", "running": running})
+                    last_running = running
+                st = self.standings()
+                if st["done"] != last_done:
+                    await ws.send_json(st)
+                    last_done = st["done"]
+                await asyncio.sleep(0.2)
+
+        lister = asyncio.create_task(lists())
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    continue
+                try:
+                    wanted = json.loads(msg.data).get("watch")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(wanted, str):
+                    if watcher is not None:
+                        watcher.cancel()
+                    watcher = asyncio.create_task(watch(wanted))
+        finally:
+            for task in (lister, watcher):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                        await task
+        return ws
+
+
+def _html(text: str) -> web.Response:
+    return web.Response(text=text, content_type="text/html")
+
+
+def _not_yet() -> web.Response:
+    return web.Response(status=404, content_type="text/html",
+                        text="<p>No results stored yet. <a href='live.html'>Watch the live matches</a>.</p>")
+
+
+def viewer_token(host: str, given: str | None) -> str | None:
+    """The token a viewer needs: none on loopback unless one is given; else the given or a new one."""
+    if given:
+        return given
+    return None if is_loopback(host) else secrets.token_urlsafe(18)
+
+
+def viewer_url(host: str, port: int, token: str | None) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/live.html" + (f"?token={token}" if token else "")
