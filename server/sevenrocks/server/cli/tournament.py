@@ -12,20 +12,33 @@ import click
 from ..events.config import ConfigError, EventConfig, default_config, load_config
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
 from ..referee.launch import LaunchError
+from ..referee.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, write_all
 from ..events.store import Store, StoreError
 from ..events.tournament import run_event
 
 
-def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0") -> Executor:
+def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0",
+                  db: Path | None = None) -> Executor:
     """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
+    hidden = harness_files(db, out)
     if cluster is not None:
         from ..events.cluster import ClusterExecutor
 
-        return ClusterExecutor(config, cluster, out / "logs", config.concurrency)
+        return ClusterExecutor(config, cluster, out / "logs", config.concurrency, hidden=hidden)
     return LocalExecutor(config, out / "logs", config.concurrency, listen,
-                         lambda text: click.echo(text, err=True))
+                         lambda text: click.echo(text, err=True), hidden=hidden,
+                         report=lambda text: click.echo(text, err=True))
+
+
+def harness_files(db: Path | None, out: Path) -> tuple[Path, ...]:
+    """What no bot may see: the database (with SQLite's side files) and the output folder."""
+    files = [out.resolve()]
+    if db is not None:
+        base = db.resolve()
+        files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+    return tuple(files)
 
 
 @click.command("tournament")
@@ -41,9 +54,13 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
                    "tcp://HOST:8786 uses the workers of a running `dask scheduler`. See docs/scale.md.")
 @click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Where the referee listens; use 0.0.0.0:PORT when remote entrants connect from other machines.")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), default=None,
+              help="How launched bots are contained (default: the config's [sandbox] mode, else auto): "
+                   "bwrap (bubblewrap namespaces + limits), rlimits (limits only), off; auto picks the "
+                   "strongest that runs here. See docs/security.md.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
-               cluster: str | None, listen: str, quiet: bool) -> None:
+               cluster: str | None, listen: str, sandbox_mode: str | None, quiet: bool) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -59,6 +76,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament examples/fives.toml --concurrency 4
       sevenrocks tournament examples/event.toml --cluster local:2       # 2 Dask workers here
       sevenrocks tournament examples/event.toml --cluster tcp://10.0.0.5:8786
+      sevenrocks tournament examples/event.toml --sandbox bwrap      # refuse to run uncontained
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
     try:
@@ -67,12 +85,15 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise click.ClickException(str(e)) from None
     if concurrency is not None:
         config = dataclasses.replace(config, concurrency=concurrency)
+    if sandbox_mode is not None:
+        config = dataclasses.replace(config, sandbox=dataclasses.replace(
+            config.sandbox, mode=sandbox_mode))  # type: ignore[arg-type]  # click.Choice(MODES) checked it
     try:
         store = Store(db_path)
     except StoreError as e:
         raise click.ClickException(str(e)) from None
     with store:
-        executor = make_executor(config, out_dir, cluster, listen)
+        executor = make_executor(config, out_dir, cluster, listen, db_path)
         try:
             if quiet:
                 asyncio.run(run_event(config, store, executor))
@@ -86,7 +107,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             click.echo(f"\ninterrupted: {done} matches of event {config.name!r} are stored in {db_path}; "
                        "run the same command again to resume.", err=True)
             sys.exit(130)
-        except (StoreError, EntrantsUnreachable, ConfigError, LaunchError) as e:
+        except (StoreError, EntrantsUnreachable, ConfigError, LaunchError, SandboxError) as e:
             raise click.ClickException(str(e)) from None
         lb = build_leaderboard(store, config.name)
         written = write_all(lb, out_dir)

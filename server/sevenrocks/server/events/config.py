@@ -22,6 +22,8 @@ from typing import Any, Literal, Mapping
 from sevenrocks.sdk.registry import bot_module, bot_names
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
 
+from ..referee.sandbox import MODES, Limits, SandboxSettings
+
 Format = Literal["pairings", "self", "teams", "seatings"]
 FORMATS: dict[str, tuple[str, ...]] = {
     SEVEN_ROCKS: ("pairings", "self", "teams"),
@@ -98,6 +100,8 @@ class EventConfig:
     time: TimeSettings = field(default_factory=TimeSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     ratings: RatingSettings = field(default_factory=RatingSettings)
+    #: How launched bots are contained, and their resource limits (``[sandbox]``).
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     #: Where the config came from, for messages ("<defaults>" or a path).
     source: str = "<defaults>"
 
@@ -121,6 +125,8 @@ class EventConfig:
                      "connect_timeout_s": self.time.connect_timeout_s},
             "faults": {"kind": self.faults.kind, "max_strikes": self.faults.max_strikes},
             "ratings": {"tau": self.ratings.tau, "draw_probability": self.ratings.draw_probability},
+            "sandbox": {"mode": self.sandbox.mode, "read_only": list(self.sandbox.read_only),
+                        **{k: getattr(self.sandbox.limits, k) for k in LIMIT_KEYS}},
             "entrants": [
                 {"name": e.name, "command": list(e.command) if e.command else None,
                  "remote": e.remote, "bot": e.bot}
@@ -135,11 +141,21 @@ EVENT_KEYS = {
     "name", "ruleset", "players", "target", "round_cap", "format", "deals", "duplicate",
     "seed", "concurrency", "teams",
 }
-TOP_KEYS = {"event", "entrants", "time", "faults", "ratings"}
+TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "sandbox"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
 TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
 FAULT_KEYS = {"policy", "max_strikes"}
 RATING_KEYS = {"tau", "draw_probability"}
+#: [sandbox] limits: key -> (kind, what it bounds); 0 switches a limit off.
+LIMIT_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "memory_mb": (int, "MiB of memory per bot"),
+    "max_processes": (int, "processes and threads per bot"),
+    "max_open_files": (int, "open files per bot process"),
+    "log_mb": (int, "MiB of log per bot"),
+    "cpu_cores": ((int, float), "CPU cores per bot at any moment"),
+    "cpu_seconds": (int, "CPU seconds per bot process over the event"),
+}
+SANDBOX_KEYS = {"mode", "read_only", *LIMIT_KEYS}
 
 
 def _check_keys(where: str, table: Mapping[str, Any], valid: set[str]) -> None:
@@ -284,6 +300,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     if tau < 0 or not 0 < draw < 1:
         raise ConfigError(f"{source}: [ratings]: tau must be >= 0 and draw_probability in (0, 1)")
 
+    sandbox = _sandbox(source, _get(source, data, "sandbox", dict, {}))
+
     raw_entrants = _get(source, data, "entrants", list, None)
     if not raw_entrants:
         raise ConfigError(f"{source}: no entrants; add [[entrants]] tables (name plus command, bot or remote)")
@@ -325,8 +343,44 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
         duplicate=duplicate, seed=seed, concurrency=concurrency, teams=tuple(teams),
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw), source=source,
+        ratings=RatingSettings(tau, draw), sandbox=sandbox, source=source,
     )
+
+
+def _sandbox(source: str, sb: Mapping[str, Any]) -> SandboxSettings:
+    """``[sandbox]``: the containment mode, the per-bot limits and extra read-only paths."""
+    w = f"{source}: [sandbox]"
+    _check_keys(w, sb, SANDBOX_KEYS)
+    mode = _get(w, sb, "mode", str, "auto")
+    if mode not in MODES:
+        raise ConfigError(f"{w}.mode: {mode!r}; choose one of {', '.join(MODES)}")
+    defaults = Limits()
+    values: dict[str, Any] = {}
+    for key, (kind, what) in LIMIT_KEYS.items():
+        value = _get(w, sb, key, kind, getattr(defaults, key))
+        if value < 0:
+            raise ConfigError(f"{w}.{key}: {value} is negative; give the {what}, or 0 for no limit")
+        values[key] = float(value) if key == "cpu_cores" else value
+    if 0 < values["memory_mb"] < 64:
+        raise ConfigError(f"{w}.memory_mb: {values['memory_mb']} MiB is too little to start a Python bot; "
+                          "give at least 64 (or 0 for no limit)")
+    if 0 < values["max_processes"] < 16:
+        raise ConfigError(f"{w}.max_processes: {values['max_processes']} is too few for a gRPC bot "
+                          "(its threads count too); give at least 16 (or 0 for no limit)")
+    if 0 < values["max_open_files"] < 32:
+        raise ConfigError(f"{w}.max_open_files: {values['max_open_files']} is too few to start a bot; "
+                          "give at least 32 (or 0 for no limit)")
+    if 0 < values["cpu_cores"] < 0.05:
+        raise ConfigError(f"{w}.cpu_cores: {values['cpu_cores']:g} is too small; give at least 0.05 (or 0 for no quota)")
+    ro = _get(w, sb, "read_only", list, [])
+    for i, path in enumerate(ro):
+        if not isinstance(path, str) or not Path(path).is_absolute():
+            raise ConfigError(f"{w}.read_only[{i}]: expected an absolute path, got {path!r}")
+        if not Path(path).exists():
+            raise ConfigError(f"{w}.read_only[{i}]: {path} does not exist")
+        if Path(path) == Path("/"):
+            raise ConfigError(f"{w}.read_only[{i}]: the whole filesystem cannot be given to bots; name a folder")
+    return SandboxSettings(mode, Limits(**values), tuple(ro))
 
 
 def load_config(path: Path) -> EventConfig:

@@ -69,10 +69,15 @@ class LocalExecutor:
     address: str = "127.0.0.1:0"
     #: Told the referee's address once it listens, when remote entrants must be pointed at it.
     announce: Callable[[str], None] | None = None
+    #: Files of the harness no bot may see even inside a folder it is given (the database).
+    hidden: tuple[Path, ...] = ()
+    #: Told which sandbox holds the launched bots (and its warnings), e.g. the console.
+    report: Callable[[str], None] | None = None
 
     async def run(self, tasks: Sequence[MatchTask], on_result: OnResult) -> None:
         from ..referee.launch import BotProcess
         from ..referee import FaultPolicy, Referee, TimeControl
+        from ..referee.sandbox import open_sandbox, other_entrants_paths
 
         cfg = self.config
         tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
@@ -81,7 +86,14 @@ class LocalExecutor:
             TimeControl(cfg.time.per_move_ms, cfg.time.bank_ms, cfg.time.connect_timeout_s),
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
         )
-        port = await referee.start(self.address)
+        launched = {e.name: list(e.command) for e in cfg.entrants if e.command is not None}
+        sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
+                                          self.log_dir, self.report if launched else None)
+        try:
+            port = await referee.start(self.address, unix_socket=sandbox.socket_path)
+        except BaseException:
+            sandbox.close()
+            raise
         host = self.address.rpartition(":")[0]
         # Launched bots dial the referee on this machine even when it listens on all interfaces.
         target = f"{'127.0.0.1' if host in ('0.0.0.0', '[::]', '') else host}:{port}"
@@ -95,7 +107,8 @@ class LocalExecutor:
             for e in cfg.entrants:
                 if e.command is not None:
                     procs[e.name] = BotProcess().start(list(e.command), target, tokens[e.name],
-                                                       self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env))
+                                                       self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env),
+                                                       sandbox=sandbox, others=other_entrants_paths(launched, e.name))
                     # Lets the referee tell a crash (process exited) from a disconnect.
                     referee.attach_process(e.name, procs[e.name])
             names = [e.name for e in cfg.entrants]
@@ -115,6 +128,7 @@ class LocalExecutor:
             # Goodbye first, so that bots exit on their own; then make sure they are gone.
             await referee.stop()
             await asyncio.gather(*(asyncio.to_thread(p.terminate) for p in procs.values()))
+            sandbox.close()
 
 
 def outcome_of(task: MatchTask, m: Any, duration_s: float) -> MatchOutcome:

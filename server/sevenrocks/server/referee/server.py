@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -77,8 +78,12 @@ class Referee:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self, address: str = "127.0.0.1:0", tls: tuple[bytes, bytes] | None = None) -> int:
-        """Listen on ``address`` (``tls``: PEM certificate chain and key); return the bound port."""
+    async def start(self, address: str = "127.0.0.1:0", tls: tuple[bytes, bytes] | None = None,
+                    unix_socket: str | os.PathLike[str] | None = None) -> int:
+        """Listen on ``address`` (``tls``: PEM certificate chain and key); return the bound port.
+
+        ``unix_socket``: also listen, without TLS, on this Unix socket path (how
+        sandboxed bots, which have no network, reach the referee)."""
         limit = max(4 * 1024 * 1024, 16 * self.max_message_bytes)
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limit),
@@ -103,6 +108,8 @@ class Referee:
             port = server.add_secure_port(address, grpc.ssl_server_credentials([(key, cert)]))
         if port == 0:
             raise OSError(f"cannot listen on {address}: the address is taken or invalid")
+        if unix_socket is not None and server.add_insecure_port(f"unix:{os.fspath(unix_socket)}") == 0:
+            raise OSError(f"cannot listen on the Unix socket {os.fspath(unix_socket)}")
         await server.start()
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -256,7 +263,9 @@ class Referee:
                 while probe.returncode is None and time.monotonic() < deadline:
                     await asyncio.sleep(0.01)
                 if probe.returncode is not None:
-                    cause, detail = FaultCause.CRASH, f"the bot process exited with code {probe.returncode}"
+                    # A sandbox limit that killed the bot names itself (e.g. "killed: memory limit ...").
+                    why = getattr(probe, "exit_detail", None)
+                    cause, detail = FaultCause.CRASH, why or f"the bot process exited with code {probe.returncode}"
             session.lost(cause, detail)
 
         if probe is None:
