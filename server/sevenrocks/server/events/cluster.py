@@ -102,6 +102,8 @@ class Arena:
         self.referee: Any = None
         self.address = ""
         self.procs: dict[str, Any] = {}
+        #: Set from another thread when the arena's owner is gone: open() stops and kills its bots.
+        self.abandoned = False
 
     async def open(self) -> None:
         from ..referee.launch import BotProcess
@@ -127,6 +129,10 @@ class Arena:
             self.procs[e.name] = BotProcess().start(list(e.command), self.address, tokens[e.name],
                                                     self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env),
                                                     sandbox=sandbox, others=other_entrants_paths(launched, e.name))
+            if self.abandoned:
+                for proc in self.procs.values():
+                    proc.kill()
+                raise RuntimeError("the process that started this worker died; its arena is closed")
             referee.attach_process(e.name, self.procs[e.name])
         names = [e.name for e in cfg.entrants]
         connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
@@ -182,14 +188,15 @@ class WorkerArena:
         self._lock = threading.Lock()
         self.closed = False
         self.thread.start()
+        # Watching from before the bots start: a parent that dies while they launch counts too.
+        threading.Thread(target=self._reap_when_orphaned, args=(os.getppid(),), name=f"orphan-{spec.key}",
+                         daemon=True).start()
         try:
             self._call(self.arena.open())
         except BaseException:
             self.close()
             raise
         asyncio.run_coroutine_threadsafe(self._reap_when_idle(), self.loop)
-        threading.Thread(target=self._reap_when_orphaned, args=(os.getppid(),), name=f"orphan-{spec.key}",
-                         daemon=True).start()
 
     def _reap_when_orphaned(self, parent: int) -> None:
         """Stop this arena's bots within a second of this worker losing its parent.
@@ -202,7 +209,16 @@ class WorkerArena:
         while not self.closed:
             time.sleep(ORPHAN_POLL_S)
             if os.getppid() != parent:
-                close_arena(self.spec.key)
+                self.closed = True
+                self.arena.abandoned = True  # an open() in progress stops launching and kills what it started
+                for proc in list(self.arena.procs.values()):
+                    proc.kill()  # at once: a Goodbye could take longer than the event has left
+                with _ARENAS_LOCK:
+                    mine = _ARENAS.get(self.spec.key) is self
+                if mine:
+                    close_arena(self.spec.key)
+                else:
+                    self.close()
                 return
 
     async def _reap_when_idle(self) -> None:

@@ -154,7 +154,7 @@ class BotProcess:
         if not self.command:
             raise LaunchError("empty bot command")
         self.sandbox = sandbox
-        full_env = dict(os.environ)
+        full_env = sandbox.environment(os.environ) if sandbox is not None else dict(os.environ)
         full_env.update(env or {})
         full_env["SEVENROCKS_REFEREE"] = sandbox.bot_address(referee) if sandbox is not None else referee
         full_env["SEVENROCKS_TOKEN"] = token

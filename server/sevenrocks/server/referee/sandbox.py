@@ -206,6 +206,17 @@ class Sandbox:
 
     # ------------------------------------------------------------------ launching
 
+    def environment(self, harness_env: Mapping[str, str]) -> dict[str, str]:
+        """The part of the harness's environment a bot inherits (all of it only in ``off`` mode).
+
+        The entrant's own ``env`` from the config and its ``SEVENROCKS_*`` settings are
+        added on top by the launcher; anything else of the harness (other entrants'
+        tokens, credentials, the paths of the event's files) stays with the harness.
+        """
+        if self.mode == "off":
+            return dict(harness_env)
+        return {k: v for k, v in harness_env.items() if k in ENV_KEEP or k.startswith("LC_")}
+
     def prepare(self, argv: Sequence[str], env: Mapping[str, str], name: str, others: Iterable[Path] = ()) -> Prepared:
         """The jail command line that starts ``argv`` as bot ``name`` in this sandbox.
 
@@ -221,9 +232,6 @@ class Sandbox:
         cleanup: list[Path] = []
         lim = self.limits
         if self.mode != "off":
-            bot_env = {k: v for k, v in env.items() if k in ENV_KEEP or k.startswith("LC_")
-                       or k in ("SEVENROCKS_REFEREE", "SEVENROCKS_TOKEN", "SEVENROCKS_ENTRANT")}
-            bot_env.update({k: v for k, v in env.items() if k.startswith("SEVENROCKS_BOT_")})
             if self.cgroups is not None:
                 group = self.cgroups.new_group(f"{_safe(name)}-{secrets.token_hex(3)}")
                 group.set_limits(lim.memory_mb * 2**20 or None, lim.max_processes or None, lim.cpu_cores or None)

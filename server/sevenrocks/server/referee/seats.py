@@ -135,8 +135,10 @@ class SeatRegistry:
             probe = self._probes.get(entrant)
             if not open_:
                 if probe is not None and probe.returncode is not None:
+                    why = getattr(probe, "exit_detail", None)  # e.g. "killed: memory limit 512 MiB exceeded"
                     failed[entrant] = (FaultCause.DISCONNECT,
-                                       f"the bot process exited with code {probe.returncode} before it connected")
+                                       f"the bot process exited with code {probe.returncode} before it connected"
+                                       + (f" ({why})" if why else ""))
                 elif expired:
                     failed[entrant] = FaultCause.DISCONNECT, f"entrant {entrant!r} did not connect within {timeout:g} s"
                 else:
