@@ -8,18 +8,20 @@ fork-in-a-threaded-process hazards (gRPC's threads) and lets every step happen
 *before* the bot's first instruction, so a bot cannot fork its way out of a limit
 set a moment too late.
 
-In order:
+With a sandbox (``supervise``), this process stays as the bot's parent (see
+:func:`supervise`) and a forked child does the rest; without one it execs the bot
+itself. The child, in order:
 
-1. join the bot's cgroups (memory, pids, cpu, freezer) while still privileged;
-2. set the resource limits (``RLIMIT_*``);
-3. in a private mount namespace, bind the sandbox's sources that the bot's
+0. asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), exiting at once
+   if the parent is already gone;
+1. joins the bot's cgroups (memory, pids, cpu) while still privileged;
+2. sets the resource limits (``RLIMIT_*``);
+3. in a private mount namespace, binds the sandbox's sources that the bot's
    unprivileged uid could not reach (e.g. a Python under ``/root``) onto
    traversable staging folders, so bubblewrap can bind them from there;
-4. drop to the bot's own uid/gid (when the harness is root);
-5. ask for SIGKILL when the harness thread that launched us dies
-   (``PR_SET_PDEATHSIG``; set after the uid change, which clears it), and exit
-   at once if the harness is already gone;
-6. exec the bot (or bubblewrap with its arguments on a pipe, so that the bind
+4. drops to the bot's own uid/gid (when the harness is root);
+5. arms the parent-death signal again (a uid change clears it);
+6. execs the bot (or bubblewrap with its arguments on a pipe, so that the bind
    list never shows in ``/proc/1/cmdline`` inside the sandbox).
 """
 
@@ -84,11 +86,118 @@ def stage(binds: list[list[str]]) -> None:
         check(c.mount(b"none", target.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY, None), f"remount {source}")
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
     c = libc()
-    check(c.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
-    if os.getppid() != parent:  # the harness died before the signal was armed
+    check(c.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:  # the parent died before the signal was armed
         os._exit(137)
+
+
+def kill_groups(procs_files: list[str]) -> None:
+    """SIGKILL every process in the bot's cgroups until none is left (a fork bomb included)."""
+    for _ in range(300):
+        pids = []
+        for path in procs_files:
+            try:
+                with open(path) as f:
+                    pids += [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                pass
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> None:
+    """In the bot's process: limits, groups, mounts, uid, then exec (never returns)."""
+    die_with_parent(parent)
+    join_cgroups(spec.get("cgroups", []))  # type: ignore[arg-type]
+    set_limits(spec.get("rlimits", {}))  # type: ignore[arg-type]
+    if spec.get("stage"):
+        stage(spec["stage"])  # type: ignore[arg-type]
+    uid = spec.get("uid")
+    if isinstance(uid, int):
+        gid = spec.get("gid", uid)
+        assert isinstance(gid, int)
+        try:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+        except OSError as e:
+            fail(f"cannot switch to uid {uid}: {e.strerror}")
+        die_with_parent(parent)  # a uid change clears the parent-death signal
+    cwd = spec.get("cwd")
+    if isinstance(cwd, str):
+        try:
+            os.chdir(cwd)
+        except OSError as e:
+            fail(f"cannot enter {cwd}: {e.strerror}")
+    bwrap_args = spec.get("bwrap_args")
+    if isinstance(bwrap_args, list):
+        r, w = os.pipe()
+        data = b"".join(str(a).encode() + b"\0" for a in bwrap_args)
+        if len(data) > 60_000:
+            fail("too many sandbox arguments for one pipe")
+        os.write(w, data)
+        os.close(w)
+        os.set_inheritable(r, True)
+        argv = [str(spec["bwrap"]), "--args", str(r), "--", *argv]
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        fail(f"cannot run {argv[0]!r}: {e.strerror}")
+
+
+def supervise(spec: dict[str, object], argv: list[str]) -> None:
+    """Stay as the bot's parent, outside its groups and uid, so that the bot dies with the harness.
+
+    The harness may die by SIGKILL at any moment, even while bubblewrap is still
+    setting a sandbox up (before its own parent-death signal is armed). This
+    process gets SIGUSR2 when the harness dies, and then kills every process in
+    the bot's cgroups; when the bot exits on its own, whatever it left behind
+    (double-forked children) is killed the same way. Its exit status is the bot's.
+    """
+    groups = [str(g) for g in spec.get("cgroups", [])]  # type: ignore[attr-defined]
+
+    def orphaned(_sig: int, _frame: object) -> None:
+        kill_groups(groups)
+        if child:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        os._exit(137)
+
+    child = 0
+    signal.signal(signal.SIGUSR2, orphaned)
+    die_with_parent(int(spec["parent"]), signal.SIGUSR2)  # type: ignore[call-overload]
+    me = os.getpid()
+    child = os.fork()
+    if child == 0:
+        signal.signal(signal.SIGUSR2, signal.SIG_DFL)
+        confine_and_exec(spec, argv, me)
+        os._exit(126)
+
+    def forward(sig: int, _frame: object) -> None:
+        try:
+            os.kill(child, sig)
+        except OSError:
+            pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, forward)
+    _, status = os.waitpid(child, 0)
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+    kill_groups(groups)
+    if os.WIFSIGNALED(status):
+        killed_by = os.WTERMSIG(status)
+        signal.signal(killed_by, signal.SIG_DFL)
+        os.kill(me, killed_by)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 255)
 
 
 def main() -> None:
@@ -96,42 +205,10 @@ def main() -> None:
     argv = sys.argv[3:]
     if sys.argv[2] != "--" or not argv:
         fail("usage: jail.py SPEC -- ARGV...")
-    die_with_parent(spec["parent"])
-    join_cgroups(spec.get("cgroups", []))
-    set_limits(spec.get("rlimits", {}))
-    if spec.get("stage"):
-        stage(spec["stage"])
-    uid = spec.get("uid")
-    if uid is not None:
-        gid = spec.get("gid", uid)
-        try:
-            os.setgroups([])
-            os.setresgid(gid, gid, gid)
-            os.setresuid(uid, uid, uid)
-        except OSError as e:
-            fail(f"cannot switch to uid {uid}: {e.strerror}")
-        die_with_parent(spec["parent"])  # a uid change clears the parent-death signal
-    if spec.get("nice"):
-        os.nice(int(spec["nice"]))
-    if spec.get("cwd"):
-        try:
-            os.chdir(spec["cwd"])
-        except OSError as e:
-            fail(f"cannot enter {spec['cwd']}: {e.strerror}")
-    bwrap_args = spec.get("bwrap_args")
-    if bwrap_args is not None:
-        r, w = os.pipe()
-        data = b"".join(a.encode() + b"\0" for a in bwrap_args)
-        if len(data) > 60_000:
-            fail("too many sandbox arguments for one pipe")
-        os.write(w, data)
-        os.close(w)
-        os.set_inheritable(r, True)
-        argv = [spec["bwrap"], "--args", str(r), "--", *argv]
-    try:
-        os.execvp(argv[0], argv)
-    except OSError as e:
-        fail(f"cannot run {argv[0]!r}: {e.strerror}")
+    if spec.get("supervise"):
+        supervise(spec, argv)
+    else:
+        confine_and_exec(spec, argv, spec["parent"])
 
 
 if __name__ == "__main__":

@@ -232,6 +232,7 @@ class Sandbox:
         cleanup: list[Path] = []
         lim = self.limits
         if self.mode != "off":
+            spec["supervise"] = True
             if self.cgroups is not None:
                 group = self.cgroups.new_group(f"{_safe(name)}-{secrets.token_hex(3)}")
                 group.set_limits(lim.memory_mb * 2**20 or None, lim.max_processes or None, lim.cpu_cores or None)
@@ -347,6 +348,10 @@ class Sandbox:
         stage: list[list[str]] = []
         for i, src in enumerate(sources):
             where = str(src)
+            if unprivileged and not _world_readable(src, ancestors=False):
+                raise SandboxError(
+                    f"{src} is not readable by others, so a bot (run under a uid of its own, not root) "
+                    f"could not read it; make it readable (chmod -R o+rX {src}) or move the bot's files")
             if unprivileged and not _world_readable(src):
                 # The bot's uid cannot reach src (e.g. a Python under /root): the jail binds
                 # it onto a staging path it can reach, in a mount namespace of its own.
@@ -359,10 +364,14 @@ class Sandbox:
                 stage.append([where, str(target)])
                 where = str(target)
             args += ["--ro-bind", where, str(src)]
+        assert self.run_dir is not None
+        empty_file, empty_dir = self.run_dir / "empty", self.run_dir / "empty.d"
+        if not empty_file.exists():
+            empty_file.touch(mode=0o444)
+            empty_dir.mkdir(mode=0o555)
         for h in hidden:  # files of the harness or of other bots that sit inside a bound folder
             if any(_under(h, [str(s)]) for s in sources) and h.exists():
-                args += ["--tmpfs", str(h)] if h.is_dir() else ["--ro-bind", "/dev/null", str(h)]
-        assert self.run_dir is not None
+                args += ["--ro-bind", str(empty_dir if h.is_dir() else empty_file), str(h)]
         args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent), "--chdir", "/tmp"]
         return args, stage
 
@@ -472,8 +481,8 @@ def _under(path: Path, roots: Iterable[str]) -> bool:
     return any(s == r or s.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def _world_readable(path: Path) -> bool:
-    """Could a uid with no relation to any file reach and read ``path``?"""
+def _world_readable(path: Path, ancestors: bool = True) -> bool:
+    """Could a uid with no relation to any file read ``path`` (and reach it, with ``ancestors``)?"""
     try:
         st = os.stat(path)
     except OSError:
@@ -481,7 +490,7 @@ def _world_readable(path: Path) -> bool:
     need = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(st.st_mode) else 0)
     if st.st_mode & need != need:
         return False
-    for parent in path.parents:
+    for parent in path.parents if ancestors else ():
         try:
             if not os.stat(parent).st_mode & stat.S_IXOTH:
                 return False
