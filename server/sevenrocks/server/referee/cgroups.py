@@ -64,19 +64,23 @@ class CgroupRoot:
     #: Controller -> this run's folder (v2: one folder under key "").
     bases: dict[str, Path]
     controllers: tuple[str, ...]
+    #: Controller -> a prefix for bot groups placed directly in ``bases[c]`` (v1 cpu: see find_root).
+    prefixes: dict[str, str] = field(default_factory=dict)
 
     def new_group(self, name: str) -> BotGroup:
-        dirs = {c: base / name for c, base in self.bases.items()}
+        dirs = {c: base / (self.prefixes.get(c, "") + name) for c, base in self.bases.items()}
         for d in dirs.values():
             d.mkdir(exist_ok=True)
         return BotGroup(self, dirs)
 
     def remove(self) -> None:
-        for base in self.bases.values():
+        for c, base in self.bases.items():
+            prefix = self.prefixes.get(c, "")
             for child in base.iterdir() if base.is_dir() else ():
-                if child.is_dir():
+                if child.is_dir() and child.name.startswith(prefix):
                     _rmdir(child)
-            _rmdir(base)
+            if not prefix:
+                _rmdir(base)
 
 
 def find_root() -> CgroupRoot | None:
@@ -87,6 +91,7 @@ def find_root() -> CgroupRoot | None:
     if unified.exists():  # cgroup v2 only
         return _v2_root(tag)
     bases: dict[str, Path] = {}
+    prefixes: dict[str, str] = {}
     for c in V1_CONTROLLERS:
         mount = ROOT / c
         if not (mount / "cgroup.procs").exists():
@@ -97,6 +102,12 @@ def find_root() -> CgroupRoot | None:
             if not _writable_dir(parent):
                 continue
         sweep_stale(parent)
+        if c == "cpu":
+            # Bot groups sit directly beside the harness, each weighted like one process: a
+            # common parent group would make a spinning bot use up its innocent siblings' share.
+            bases[c] = parent
+            prefixes[c] = tag + "."
+            continue
         base = parent / tag
         try:
             base.mkdir()
@@ -104,10 +115,11 @@ def find_root() -> CgroupRoot | None:
             continue
         bases[c] = base
     if "pids" not in bases and "memory" not in bases:
-        for b in bases.values():
-            _rmdir(b)
+        for c, b in bases.items():
+            if c not in prefixes:
+                _rmdir(b)
         return None
-    return CgroupRoot(1, bases, tuple(bases))
+    return CgroupRoot(1, bases, tuple(bases), prefixes)
 
 
 def _v2_root(tag: str) -> CgroupRoot | None:
@@ -139,7 +151,7 @@ def sweep_stale(parent: Path) -> None:
         return
     for entry in entries:
         parts = entry.name.split("-")
-        if not (entry.is_dir() and len(parts) == 3 and parts[0] == "sevenrocks" and parts[1].isdigit()):
+        if not (entry.is_dir() and len(parts) >= 3 and parts[0] == "sevenrocks" and parts[1].isdigit()):
             continue
         if _alive(int(parts[1])):
             continue
@@ -147,6 +159,7 @@ def sweep_stale(parent: Path) -> None:
             if child.is_dir():
                 _kill_pids(child)
                 _rmdir(child)
+        _kill_pids(entry)
         _rmdir(entry)
 
 
