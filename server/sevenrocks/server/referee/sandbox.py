@@ -317,7 +317,8 @@ class Sandbox:
         if not self.root:
             return None
         if self.mode == "rlimits":
-            blocked = [p for p in sources if not _world_readable(p)]
+            blocked = sorted({p for p in sources if not _world_readable(p)})
+            blocked = [p for p in blocked if not any(q != p and _under(p, [str(q)]) for q in blocked)]
             if blocked:
                 note = (f"bots run as root in rlimits mode: {', '.join(map(str, blocked[:3]))} "
                         "cannot be read by an unprivileged uid, so a bot could raise its own limits and leave "
