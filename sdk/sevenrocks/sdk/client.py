@@ -10,7 +10,8 @@ SIGTERM, ends the program cleanly.
 Configuration comes from the environment (what ``sevenrocks match`` and the
 tournament runner set) or from flags::
 
-    SEVENROCKS_REFEREE=host:port   --referee host:port
+    SEVENROCKS_REFEREE=host:port   --referee host:port   (or unix:/path/to/socket: how a
+                                                         sandboxed bot reaches its referee)
     SEVENROCKS_TOKEN=...           --token ...
     SEVENROCKS_ENTRANT=name        --entrant name     (optional; checked by the referee)
     SEVENROCKS_TLS_CA=ca.pem       --tls-ca ca.pem    (TLS, trusting this CA)
@@ -100,7 +101,10 @@ def settings_from(
     ref = referee or flags.referee or env.get("SEVENROCKS_REFEREE")
     tok = token or flags.token or env.get("SEVENROCKS_TOKEN")
     if not ref:
-        raise ClientError("no referee address: set SEVENROCKS_REFEREE=host:port or pass --referee host:port")
+        raise ClientError("no referee address: set SEVENROCKS_REFEREE=host:port (or unix:/path) "
+                          "or pass --referee host:port")
+    if ref.startswith("unix:") and len(ref) == len("unix:"):
+        raise ClientError("SEVENROCKS_REFEREE=unix: needs the socket's path, e.g. unix:/run/sevenrocks/referee.sock")
     if not tok:
         raise ClientError("no token: set SEVENROCKS_TOKEN or pass --token (the operator gives each entrant one)")
     ca_path = tls_ca or flags.tls_ca or env.get("SEVENROCKS_TLS_CA")

@@ -17,6 +17,7 @@ from sevenrocks.sdk.rules.records import write_record
 
 from ..referee.faults import FaultPolicy, TimeControl
 from ..referee.launch import BotProcess, LaunchError, bot_command
+from ..referee.sandbox import MODES, SandboxError, SandboxSettings, open_sandbox, other_entrants_paths
 from ..referee import Referee, RefereeMatch, RefereeStopped
 
 
@@ -41,24 +42,30 @@ def entrant_names(seats: tuple[str, ...]) -> list[str]:
 async def play_one(
     seats: tuple[str, ...], names: list[str], ruleset_name: str, target: int, seed: int, match_id: str,
     time_control: TimeControl, policy: FaultPolicy, autoplay: bool, logs: Path,
+    sandbox_settings: SandboxSettings = SandboxSettings(), hidden: tuple[Path, ...] = (),
 ) -> tuple[RefereeMatch, dict[str, Path]]:
     ruleset = make_ruleset(ruleset_name, len(seats), target)
     tokens = {name: secrets.token_urlsafe(16) for name in names}
     referee = Referee(tokens, time_control, policy, autoplay_forced=autoplay)
-    port = await referee.start("127.0.0.1:0")
+    sandbox = await asyncio.to_thread(open_sandbox, sandbox_settings, [*hidden, logs], None,
+                                      lambda text: click.echo(text, err=True))
+    commands = {name: bot_command(spec) for spec, name in zip(seats, names)}
     procs: list[BotProcess] = []
     log_paths = {name: logs / f"{name}.log" for name in names}
     try:
+        port = await referee.start("127.0.0.1:0", unix_socket=sandbox.socket_path)
         for spec, name in zip(seats, names):
-            proc = BotProcess().start(spec, f"127.0.0.1:{port}", tokens[name], log_paths[name], entrant=name)
+            proc = BotProcess().start(spec, f"127.0.0.1:{port}", tokens[name], log_paths[name], entrant=name,
+                                      sandbox=sandbox, others=other_entrants_paths(commands, name))
             referee.attach_process(name, proc)
             procs.append(proc)
         result = await referee.play_match(match_id, ruleset, seed, names)
     finally:
         await referee.stop(grace=1.0)
         for proc in procs:
-            if proc.wait(2.0) is None:
-                proc.terminate()
+            proc.wait(2.0)
+            proc.terminate()  # also when it exited: nothing it started may be left running
+        sandbox.close()
     return result, log_paths
 
 
@@ -67,6 +74,7 @@ Examples:
   sevenrocks match --seat greedy --seat random --seat greedy --seat random
   sevenrocks match --ruleset fives --seat greedy --seat 'python my_bot.py' --seed 7 --records out/
   sevenrocks match --seat random --seat random --seat random --seat 'python -m mybot' --time-per-move 300
+  sevenrocks match --sandbox bwrap --seat greedy --seat 'python my_bot.py' --seat greedy --seat random
 """)
 @click.option("--seat", "seats", multiple=True, required=True, metavar="CMD",
               help="A bot for the next seat: a registered bot name (greedy, random), module:Class, "
@@ -88,9 +96,12 @@ Examples:
 @click.option("--autoplay-forced", is_flag=True, help="Play forced single moves without asking the bot.")
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep each bot's output in this folder (default: shown only if the bot faults).")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), default="auto", show_default=True,
+              help="How the bots are contained: bwrap (bubblewrap namespaces + limits), rlimits (limits only), "
+                   "off; auto picks the strongest that runs here. Limits are the defaults of docs/security.md.")
 def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id: str | None, records: Path | None,
           per_move_ms: int, bank_ms: int | None, connect_timeout: float, fault_kind: Literal["forfeit", "strike"],
-          max_strikes: int, autoplay_forced: bool, logs: Path | None) -> None:
+          max_strikes: int, autoplay_forced: bool, logs: Path | None, sandbox_mode: str) -> None:
     """Play one match over gRPC: start a referee on a free loopback port, launch each
     --seat command with SEVENROCKS_REFEREE and SEVENROCKS_TOKEN set, play, print the
     result and write the record."""
@@ -109,8 +120,9 @@ def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id
             result, log_paths = asyncio.run(play_one(
                 seats, names, ruleset, target, seed, mid,
                 TimeControl(per_move_ms, bank_ms, connect_timeout), FaultPolicy(fault_kind, max_strikes),
-                autoplay_forced, log_dir))
-        except (LaunchError, OSError) as e:
+                autoplay_forced, log_dir, SandboxSettings(mode=sandbox_mode),  # type: ignore[arg-type]
+                (records.resolve(),) if records is not None else ()))
+        except (LaunchError, OSError, SandboxError) as e:
             raise click.ClickException(str(e)) from None
         except RefereeStopped as e:
             raise click.ClickException(f"{e}; no result") from None

@@ -19,6 +19,7 @@ from ..events.check import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
 from ..events.preflight import PreflightFailed
 from ..referee.launch import LaunchError
+from ..referee.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, settled_line, write_all
 from ..events.store import Store, StoreError, check_db_path, explain
@@ -26,15 +27,26 @@ from ..events.tournament import EventPlan, run_event
 
 
 def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0",
-                  tls: tuple[bytes, bytes] | None = None) -> Executor:
+                  tls: tuple[bytes, bytes] | None = None, db: Path | None = None) -> Executor:
     """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
+    hidden = harness_files(db, out)
     if cluster is not None:
         from ..events.cluster import ClusterExecutor
 
-        return ClusterExecutor(config, cluster, out / "logs", config.concurrency)
+        return ClusterExecutor(config, cluster, out / "logs", config.concurrency, hidden=hidden)
     return LocalExecutor(config, out / "logs", config.concurrency, listen,
                          lambda text: click.echo(text, err=True), tls=tls,
-                         spectator_token=os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None)
+                         spectator_token=os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, hidden=hidden,
+                         report=lambda text: click.echo(text, err=True))
+
+
+def harness_files(db: Path | None, out: Path) -> tuple[Path, ...]:
+    """What no bot may see: the database (with SQLite's side files) and the output folder."""
+    files = [out.resolve()]
+    if db is not None:
+        base = db.resolve()
+        files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+    return tuple(files)
 
 
 def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
@@ -97,6 +109,10 @@ def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> Ev
 @click.option("--replay", "replay", multiple=True, metavar="NAME",
               help="Play every match of entrant NAME again under its current identity (after its program "
                    "or files changed); its old results are kept as history. Repeatable.")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), default=None,
+              help="How launched bots are contained (default: the config's [sandbox] mode, else auto): "
+                   "bwrap (bubblewrap namespaces + limits), rlimits (limits only), off; auto picks the "
+                   "strongest that runs here. See docs/security.md.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")
 @click.option("--web", "web_addr", metavar="HOST:PORT", default=None,
               help="Serve the event site and live matches here while the event runs (e.g. 127.0.0.1:8080); "
@@ -105,7 +121,7 @@ def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> Ev
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
                cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None,
                replay: tuple[str, ...], until_settled: bool, budget: int | None, quiet: bool,
-               web_addr: str | None, web_token: str | None) -> None:
+               web_addr: str | None, web_token: str | None, sandbox_mode: str | None) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -129,6 +145,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament league.toml --listen 0.0.0.0:50051 --tls-cert cert.pem --tls-key key.pem
       sevenrocks tournament examples/event.toml --until-settled --budget 400
       sevenrocks tournament --web 127.0.0.1:8080           # watch it live in a browser
+      sevenrocks tournament examples/event.toml --sandbox bwrap      # refuse to run uncontained
       sevenrocks leaderboard --db league.db --format md    # print it again later
     """
     tls = read_tls(tls_cert, tls_key)
@@ -146,6 +163,9 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise BadInput(str(e)) from None
     if concurrency is not None:
         config = dataclasses.replace(config, concurrency=concurrency)
+    if sandbox_mode is not None:
+        config = dataclasses.replace(config, sandbox=dataclasses.replace(
+            config.sandbox, mode=sandbox_mode))  # type: ignore[arg-type]  # click.Choice(MODES) checked it
     if until_settled or budget is not None:
         config = adaptive(config, until_settled, budget)
     web: tuple[str, int] | None = None
@@ -166,7 +186,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     except StoreError as e:
         raise BadInput(str(e)) from None
     with store:
-        executor = make_executor(config, out_dir, cluster, listen, tls)
+        executor = make_executor(config, out_dir, cluster, listen, tls, db_path)
         try:
             plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token)
         except Interrupted as e:
@@ -176,6 +196,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             sys.exit(e.code)
         except (StoreError, ConfigError) as e:
             raise BadInput(str(e)) from None
+        except SandboxError as e:
+            raise click.ClickException(str(e)) from None
         except PreflightFailed as e:
             raise click.ClickException(str(e)) from None
         except sqlite3.Error as e:

@@ -57,6 +57,8 @@ LOCAL = re.compile(r"^local(?::(\d+))?$")
 CONNECT_TIMEOUT_S = 10
 #: A worker's arena with no match for this long closes itself (its coordinator is gone).
 ARENA_IDLE_S = 600.0
+#: How often a worker's arena checks that the process that started the worker is alive.
+ORPHAN_POLL_S = 0.25
 
 
 class ClusterError(ConfigError):
@@ -75,6 +77,8 @@ class ArenaSpec:
     config: EventConfig
     #: Bot logs; None: a folder under the worker's temp dir.
     log_dir: str | None = None
+    #: Files no bot may see even inside a folder it is given (the event database).
+    hidden: tuple[str, ...] = ()
 
 
 class Arena:
@@ -87,19 +91,24 @@ class Arena:
     ``max_streams`` to the :class:`~.referee.Referee`.
     """
 
-    def __init__(self, config: EventConfig, log_dir: Path, **referee_kw: Any) -> None:
+    def __init__(self, config: EventConfig, log_dir: Path, hidden: Sequence[str | Path] = (), **referee_kw: Any) -> None:
         if any(e.remote for e in config.entrants):
             raise ClusterError("an arena launches its entrants; remote entrants connect to a referee themselves")
         self.config = config
         self.log_dir = log_dir
         self.referee_kw = referee_kw
+        self.hidden = [Path(h) for h in hidden]
+        self.sandbox: Any = None
         self.referee: Any = None
         self.address = ""
         self.procs: dict[str, Any] = {}
+        #: Set from another thread when the arena's owner is gone: open() stops and kills its bots.
+        self.abandoned = False
 
     async def open(self) -> None:
         from ..referee.launch import BotProcess
         from ..referee import FaultPolicy, Referee, TimeControl
+        from ..referee.sandbox import open_sandbox, other_entrants_paths
 
         cfg = self.config
         tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
@@ -109,13 +118,21 @@ class Arena:
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
             **self.referee_kw,
         )
-        port = await referee.start("127.0.0.1:0")
+        launched = {e.name: list(e.command) for e in cfg.entrants if e.command is not None}
+        self.sandbox = sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
+                                                         self.log_dir)
+        port = await referee.start("127.0.0.1:0", unix_socket=sandbox.socket_path)
         self.address = f"127.0.0.1:{port}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         for e in cfg.entrants:
             assert e.command is not None
             self.procs[e.name] = BotProcess().start(list(e.command), self.address, tokens[e.name],
-                                                    self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env))
+                                                    self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env),
+                                                    sandbox=sandbox, others=other_entrants_paths(launched, e.name))
+            if self.abandoned:
+                for proc in self.procs.values():
+                    proc.kill()
+                raise RuntimeError("the process that started this worker died; its arena is closed")
             referee.attach_process(e.name, self.procs[e.name])
         names = [e.name for e in cfg.entrants]
         connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
@@ -138,6 +155,9 @@ class Arena:
         finally:
             await asyncio.gather(*(asyncio.to_thread(p.terminate) for p in self.procs.values()))
             self.procs.clear()
+            if self.sandbox is not None:
+                self.sandbox.close()
+                self.sandbox = None
 
     async def __aenter__(self) -> Arena:
         try:
@@ -163,17 +183,44 @@ class WorkerArena:
         self.spec = spec
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f"arena-{spec.key}", daemon=True)
-        self.arena = Arena(spec.config, self._log_dir())
+        self.arena = Arena(spec.config, self._log_dir(), spec.hidden)
         self.active = 0
         self.last_used = time.monotonic()
         self._lock = threading.Lock()
+        self.closed = False
         self.thread.start()
+        # Watching from before the bots start: a parent that dies while they launch counts too.
+        threading.Thread(target=self._reap_when_orphaned, args=(os.getppid(),), name=f"orphan-{spec.key}",
+                         daemon=True).start()
         try:
             self._call(self.arena.open())
         except BaseException:
             self.close()
             raise
         asyncio.run_coroutine_threadsafe(self._reap_when_idle(), self.loop)
+
+    def _reap_when_orphaned(self, parent: int) -> None:
+        """Stop this arena's bots within a second of this worker losing its parent.
+
+        A worker of ``--cluster local:N`` is a child of the coordinator; a remote
+        worker is a child of its ``dask worker`` nanny. When that parent dies
+        (``kill -9``), Dask may keep this process alive for a while, but its bots
+        must not outlive the event: they are killed here, at once.
+        """
+        while not self.closed:
+            time.sleep(ORPHAN_POLL_S)
+            if os.getppid() != parent:
+                self.closed = True
+                self.arena.abandoned = True  # an open() in progress stops launching and kills what it started
+                for proc in list(self.arena.procs.values()):
+                    proc.kill()  # at once: a Goodbye could take longer than the event has left
+                with _ARENAS_LOCK:
+                    mine = _ARENAS.get(self.spec.key) is self
+                if mine:
+                    close_arena(self.spec.key)
+                else:
+                    self.close()
+                return
 
     async def _reap_when_idle(self) -> None:
         """Close this arena after ``ARENA_IDLE_S`` without a match.
@@ -214,6 +261,7 @@ class WorkerArena:
         return result
 
     def close(self) -> None:
+        self.closed = True
         if self.loop.is_running():
             try:
                 self._call(self.arena.close(), 30)
@@ -302,6 +350,8 @@ class ClusterExecutor:
     retries: int = 1
     #: Submitted tasks per worker thread (one running, the rest queued at the worker).
     prefetch: int = 2
+    #: Files no bot may see (the event database), passed to every worker's sandbox.
+    hidden: tuple[Path, ...] = ()
 
     def _check(self) -> None:
         remote = [e.name for e in self.config.entrants if e.remote]
@@ -343,7 +393,8 @@ class ClusterExecutor:
 
     async def _run_on(self, client: Any, as_completed: Any, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         key = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', self.config.name)}-{secrets.token_hex(4)}"
-        spec = ArenaSpec(key, self.config, str(self.log_dir) if self.log_dir is not None else None)
+        spec = ArenaSpec(key, self.config, str(self.log_dir) if self.log_dir is not None else None,
+                         tuple(str(h) for h in self.hidden))
         await client.register_plugin(ArenaPlugin(key), name=f"sevenrocks-arena-{key}")
         fresh = self.config.bots.fresh_process
         try:

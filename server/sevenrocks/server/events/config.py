@@ -23,6 +23,8 @@ from typing import Any, Literal, Mapping
 from sevenrocks.sdk.registry import bot_module, bot_names
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
 
+from ..referee.sandbox import MODES, Limits, SandboxSettings
+
 Format = Literal["pairings", "self", "teams", "gauntlet", "duel", "seatings"]
 FORMATS: dict[str, tuple[str, ...]] = {
     SEVEN_ROCKS: ("pairings", "self", "teams", "gauntlet", "duel"),
@@ -143,6 +145,8 @@ class EventConfig:
     #: Run ``sevenrocks check`` on each launched entrant before its first match; refuse the
     #: event, with the check's report, if one fails (events/preflight.py).
     preflight: bool = False
+    #: How launched bots are contained, and their resource limits (``[sandbox]``).
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     #: Where the config came from, for messages ("<defaults>" or a path).
     source: str = "<defaults>"
 
@@ -172,6 +176,8 @@ class EventConfig:
                         "level": self.ratings.level},
             "bots": {"max_crashes_in_row": self.bots.max_crashes_in_row, "max_restarts": self.bots.max_restarts,
                      "restart_backoff_s": self.bots.restart_backoff_s, "fresh_process": self.bots.fresh_process},
+            "sandbox": {"mode": self.sandbox.mode, "read_only": list(self.sandbox.read_only),
+                        **{k: getattr(self.sandbox.limits, k) for k in LIMIT_KEYS}},
             "entrants": [
                 {"name": e.name, "command": list(e.command) if e.command else None,
                  "remote": e.remote, "bot": e.bot}
@@ -186,7 +192,7 @@ EVENT_KEYS = {
     "name", "ruleset", "players", "target", "round_cap", "format", "deals", "duplicate",
     "seed", "concurrency", "teams", "preflight", "head_to_head", "candidates",
 }
-TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots", "schedule"}
+TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots", "schedule", "sandbox"}
 SCHEDULE_KEYS = {"mode", "budget", "round_deals", "until_settled"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
 TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
@@ -198,6 +204,16 @@ MAX_MS = 86_400_000
 MAX_CONNECT_S = 3600.0
 MAX_DEALS = 10**12
 MAX_CONCURRENCY = 10_000
+#: [sandbox] limits: key -> (kind, what it bounds); 0 switches a limit off.
+LIMIT_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "memory_mb": (int, "MiB of memory per bot"),
+    "max_processes": (int, "processes and threads per bot"),
+    "max_open_files": (int, "open files per bot process"),
+    "log_mb": (int, "MiB of log per bot"),
+    "cpu_cores": ((int, float), "CPU cores per bot at any moment"),
+    "cpu_seconds": (int, "CPU seconds per bot process over the event"),
+}
+SANDBOX_KEYS = {"mode", "read_only", *LIMIT_KEYS}
 
 
 def _check_keys(where: str, table: Mapping[str, Any], valid: set[str]) -> None:
@@ -374,6 +390,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     if fresh not in ("duplicates", "always", "never"):
         raise ConfigError(f"{wb}.fresh_process: {fresh!r}; choose duplicates, always or never")
 
+    sandbox = _sandbox(source, _get(source, data, "sandbox", dict, {}))
+
     raw_entrants = _get(source, data, "entrants", list, None)
     if not raw_entrants:
         raise ConfigError(f"{source}: no entrants; add [[entrants]] tables (name plus command, bot or remote)")
@@ -433,7 +451,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
         head_to_head=head_to_head, candidates=tuple(dict.fromkeys(cands_raw)), schedule=schedule,
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw, level), bots=BotSettings(in_row, restarts, backoff, fresh), preflight=preflight, source=source,
+        ratings=RatingSettings(tau, draw, level), bots=BotSettings(in_row, restarts, backoff, fresh), preflight=preflight, sandbox=sandbox, source=source,
     )
 
 
@@ -450,6 +468,43 @@ def _schedule(where: str, raw: Mapping[str, Any]) -> ScheduleSettings:
     if mode == "fixed" and ("budget" in raw or "round_deals" in raw or until):
         raise ConfigError(f"{where}: budget, round_deals and until_settled need mode = \"adaptive\"")
     return ScheduleSettings(mode, budget, round_deals, until)
+
+
+
+def _sandbox(source: str, sb: Mapping[str, Any]) -> SandboxSettings:
+    """``[sandbox]``: the containment mode, the per-bot limits and extra read-only paths."""
+    w = f"{source}: [sandbox]"
+    _check_keys(w, sb, SANDBOX_KEYS)
+    mode = _get(w, sb, "mode", str, "auto")
+    if mode not in MODES:
+        raise ConfigError(f"{w}.mode: {mode!r}; choose one of {', '.join(MODES)}")
+    defaults = Limits()
+    values: dict[str, Any] = {}
+    for key, (kind, what) in LIMIT_KEYS.items():
+        value = _get(w, sb, key, kind, getattr(defaults, key))
+        if value < 0:
+            raise ConfigError(f"{w}.{key}: {value} is negative; give the {what}, or 0 for no limit")
+        values[key] = float(value) if key == "cpu_cores" else value
+    if 0 < values["memory_mb"] < 64:
+        raise ConfigError(f"{w}.memory_mb: {values['memory_mb']} MiB is too little to start a Python bot; "
+                          "give at least 64 (or 0 for no limit)")
+    if 0 < values["max_processes"] < 16:
+        raise ConfigError(f"{w}.max_processes: {values['max_processes']} is too few for a gRPC bot "
+                          "(its threads count too); give at least 16 (or 0 for no limit)")
+    if 0 < values["max_open_files"] < 32:
+        raise ConfigError(f"{w}.max_open_files: {values['max_open_files']} is too few to start a bot; "
+                          "give at least 32 (or 0 for no limit)")
+    if 0 < values["cpu_cores"] < 0.05:
+        raise ConfigError(f"{w}.cpu_cores: {values['cpu_cores']:g} is too small; give at least 0.05 (or 0 for no quota)")
+    ro = _get(w, sb, "read_only", list, [])
+    for i, path in enumerate(ro):
+        if not isinstance(path, str) or not Path(path).is_absolute():
+            raise ConfigError(f"{w}.read_only[{i}]: expected an absolute path, got {path!r}")
+        if not Path(path).exists():
+            raise ConfigError(f"{w}.read_only[{i}]: {path} does not exist")
+        if Path(path) == Path("/"):
+            raise ConfigError(f"{w}.read_only[{i}]: the whole filesystem cannot be given to bots; name a folder")
+    return SandboxSettings(mode, Limits(**values), tuple(ro))
 
 
 def load_config(path: Path) -> EventConfig:

@@ -89,9 +89,14 @@ class LocalExecutor:
     spectator_token: str | None = None
     #: Handed the embedded referee once it listens (the live web pages read its spectator feed).
     on_referee: Callable[[Any], None] | None = None
+    #: Files of the harness no bot may see even inside a folder it is given (the database).
+    hidden: tuple[Path, ...] = ()
+    #: Told which sandbox holds the launched bots (and its warnings), e.g. the console.
+    report: Callable[[str], None] | None = None
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         from ..referee import FaultPolicy, Referee, RefereeStopped, TimeControl
+        from ..referee.sandbox import open_sandbox
         from .lifecycle import Supervisor
 
         cfg = self.config
@@ -102,7 +107,14 @@ class LocalExecutor:
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
             spectator_token=self.spectator_token,
         )
-        port = await referee.start(self.address, self.tls)
+        launched = {e.name: list(e.command) for e in cfg.entrants if e.command is not None}
+        sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
+                                          self.log_dir, self.report if launched else None)
+        try:
+            port = await referee.start(self.address, self.tls, unix_socket=sandbox.socket_path)
+        except BaseException:
+            sandbox.close()
+            raise
         if self.on_referee is not None:
             self.on_referee(referee)
         host = self.address.rpartition(":")[0]
@@ -115,7 +127,8 @@ class LocalExecutor:
             self.announce(f"referee listening on {host}:{port}; waiting up to {cfg.time.connect_timeout_s:g}s "
                           f"for remote entrants: {', '.join(remote)} (SEVENROCKS_REFEREE=<this host>:{port})")
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        sup = self.supervisor = Supervisor(cfg, referee, target, tokens, self.log_dir, withdrawn=self.withdrawn)
+        sup = self.supervisor = Supervisor(cfg, referee, target, tokens, self.log_dir, withdrawn=self.withdrawn,
+                                           sandbox=sandbox)
         try:
             missing = await sup.start_all(cfg.time.connect_timeout_s)
             if missing:
@@ -172,6 +185,7 @@ class LocalExecutor:
             # Goodbye first, so that bots exit on their own; then make sure they are gone.
             await referee.stop()
             await sup.close()
+            sandbox.close()
 
 
 def phases(tasks: Iterable[MatchTask], fresh: str) -> Iterator[Iterable[MatchTask]]:

@@ -105,7 +105,12 @@ class LaunchedBot:
         return code is not None and code < 0 and -code in {s.value for s in OUTSIDE_SIGNALS}
 
     def describe_exit(self) -> str:
-        """What the referee writes as the fault's detail when this process's stream is lost."""
+        """What the referee writes as the fault's detail when this process's stream is lost.
+
+        A sandbox limit that killed the process names itself (``BotProcess.exit_detail``)."""
+        why = getattr(self.proc, "exit_detail", None)
+        if why:
+            return f"the bot process was {why}"
         return f"the bot process {describe_returncode(self.returncode)}"
 
     async def exited(self, timeout: float) -> int | None:
@@ -161,8 +166,11 @@ class Supervisor:
     """Starts, restarts, recycles and withdraws the launched entrants of one event on one referee."""
 
     def __init__(self, config: EventConfig, referee: Any, target: str, tokens: Mapping[str, str],
-                 log_dir: Path, launch: Callable[..., Any] | None = None, withdrawn: Iterable[str] = ()) -> None:
+                 log_dir: Path, launch: Callable[..., Any] | None = None, withdrawn: Iterable[str] = (),
+                 sandbox: Any = None) -> None:
         self.config = config
+        #: The sandbox every launched bot starts in (:mod:`..referee.sandbox`), or None.
+        self.sandbox = sandbox
         self.referee = referee
         self.target = target
         self.slots: dict[str, Slot] = {}
@@ -191,8 +199,14 @@ class Supervisor:
         else:
             from ..referee.launch import BotProcess
 
+            kw: dict[str, Any] = {}
+            if self.sandbox is not None:
+                from ..referee.sandbox import other_entrants_paths
+
+                launched = {s.name: list(s.command) for s in self.slots.values()}
+                kw = {"sandbox": self.sandbox, "others": other_entrants_paths(launched, slot.name)}
             proc = BotProcess().start(list(slot.command), self.target, slot.token, slot.log_path,
-                                      entrant=slot.name, env=dict(slot.env))
+                                      entrant=slot.name, env=dict(slot.env), **kw)
         slot.generation += 1
         bot = LaunchedBot(proc, slot.log_path, slot.generation)
         slot.bot = slot.bots[slot.generation] = bot

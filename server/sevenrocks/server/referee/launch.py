@@ -4,19 +4,38 @@ A bot is any command: it learns where the referee is and who it is from its
 environment (``SEVENROCKS_REFEREE``, ``SEVENROCKS_TOKEN``, ``SEVENROCKS_ENTRANT``),
 exactly as a remote bot would be configured, so a launched bot and a bot on
 another machine run the same code path.
+
+Every bot starts through :mod:`.jail` in a session (process group) of its own, with
+a parent-death signal, its output piped through a size-capped log (:mod:`.botlog`),
+and, given a :class:`~.sandbox.Sandbox`, inside it (limits, namespaces). Bots are
+spawned from one long-lived thread of the harness because the parent-death signal
+fires when the *thread* that forked the bot exits, not only the process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import queue
 import shlex
+import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
-from typing import IO
+from typing import Any, TypeVar
+
+from .botlog import LogPump
+from .sandbox import Prepared, Sandbox, SandboxSettings
+
+#: What a BotProcess started without a sandbox gets: no limits, but a process group, a
+#: parent-death signal and a capped log.
+_OFF = SandboxSettings(mode="off")
 
 
 class LaunchError(RuntimeError):
@@ -39,46 +58,148 @@ def bot_command(spec: str) -> list[str]:
     return words
 
 
+T = TypeVar("T")
+
+
+class _Launcher:
+    """The one thread that forks bots, alive as long as the harness process."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pid = 0
+
+    def call(self, fn: Callable[[], T]) -> T:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._jobs = queue.SimpleQueue()
+                self._pid = os.getpid()
+                self._thread = threading.Thread(target=self._run, name="sevenrocks-launcher", daemon=True)
+                self._thread.start()
+        fut: Future[T] = Future()
+        self._jobs.put((fn, fut))
+        return fut.result()
+
+    def _run(self) -> None:
+        while True:
+            fn, fut = self._jobs.get()
+            try:
+                fut.set_result(fn())
+            except BaseException as e:  # handed to the caller
+                fut.set_exception(e)
+
+
+_LAUNCHER = _Launcher()
+#: Live bots whose cgroups the watchdog checks.
+_WATCHED: weakref.WeakSet[BotProcess] = weakref.WeakSet()
+_WATCH_LOCK = threading.Lock()
+_WATCHDOG: threading.Thread | None = None
+WATCH_INTERVAL_S = 0.1
+
+
+def _watch() -> None:
+    """Kill a bot as soon as its cgroup shows a limit was hit (the OOM killer may have taken a
+    child only; a refused fork leaves a fork bomb spinning): the bot forfeits, with the limit named."""
+    while True:
+        time.sleep(WATCH_INTERVAL_S)
+        with _WATCH_LOCK:
+            bots = list(_WATCHED)
+        for bot in bots:
+            try:
+                bot._check_limits()
+            except Exception:  # a group removed under us: the bot is gone anyway
+                pass
+
+
+def _watch_bot(bot: BotProcess) -> None:
+    global _WATCHDOG
+    with _WATCH_LOCK:
+        _WATCHED.add(bot)
+        if _WATCHDOG is None or not _WATCHDOG.is_alive():
+            _WATCHDOG = threading.Thread(target=_watch, name="sevenrocks-watchdog", daemon=True)
+            _WATCHDOG.start()
+
+
 class BotProcess:
-    """One bot subprocess; its output goes to ``log_path`` (or is discarded)."""
+    """One bot subprocess; its output goes to ``log_path`` (or is discarded).
+
+    With a ``sandbox`` the bot runs contained (see :mod:`.sandbox`); without one it
+    runs like ``--sandbox off``: no limits, but still in its own process group, with
+    a parent-death signal and a capped log.
+    """
 
     def __init__(self) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         self.command: list[str] = []
-        self._log: IO[bytes] | None = None
+        self.sandbox: Sandbox | None = None
+        self._prepared: Prepared | None = None
+        self._pump: LogPump | None = None
+        self._killed_for: str | None = None
+        self._released = False
+        self._lock = threading.Lock()
 
     def start(
         self, command: str | Sequence[str], referee: str, token: str, log_path: Path | None = None,
         *, entrant: str | None = None, env: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None, others: Iterable[Path] = (),
     ) -> BotProcess:
-        """Launch ``command`` with the referee's address and the entrant's token in its environment."""
+        """Launch ``command`` with the referee's address and the entrant's token in its environment.
+
+        ``referee`` is the address the bot dials; with a sandbox it is replaced by
+        the sandbox's own (:meth:`Sandbox.bot_address`). ``others``: other entrants'
+        files, hidden from this bot.
+        """
         self.command = bot_command(command) if isinstance(command, str) else list(command)
         if not self.command:
             raise LaunchError("empty bot command")
-        full_env = dict(os.environ)
+        self.sandbox = sandbox
+        full_env = sandbox.environment(os.environ) if sandbox is not None else dict(os.environ)
         full_env.update(env or {})
-        full_env["SEVENROCKS_REFEREE"] = referee
+        full_env["SEVENROCKS_REFEREE"] = sandbox.bot_address(referee) if sandbox is not None else referee
         full_env["SEVENROCKS_TOKEN"] = token
         if entrant is not None:
             full_env["SEVENROCKS_ENTRANT"] = entrant
         else:
             full_env.pop("SEVENROCKS_ENTRANT", None)
+        if shutil.which(self.command[0], path=full_env.get("PATH")) is None:
+            self._launch_error(f"{self.command[0]}: not found or not executable")
+        name = entrant or Path(self.command[0]).name
+        if sandbox is not None:
+            prepared = sandbox.prepare(self.command, full_env, name, others)
+        else:
+            prepared = Sandbox(_OFF).prepare(self.command, full_env, name)
+        self._prepared = prepared
+        limit = (sandbox.limits.log_mb if sandbox is not None else _OFF.limits.log_mb) * 2**20 or None
         if log_path is not None:
             log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = log_path.open("ab")
-        try:
-            self.process = subprocess.Popen(
-                self.command, env=full_env, stdin=subprocess.DEVNULL,
-                stdout=self._log or subprocess.DEVNULL, stderr=subprocess.STDOUT if self._log else subprocess.DEVNULL,
-            )
-        except OSError as e:
-            hint = ""
-            if len(self.command) == 1:
-                from sevenrocks.sdk.registry import bot_names
+        read_end, write_end = os.pipe()
 
-                hint = f"; registered bots: {', '.join(bot_names())} (or give module:Class, or a command line)"
-            raise LaunchError(f"cannot start bot {shlex.join(self.command)!r}: {e.strerror}{hint}") from None
+        def spawn() -> subprocess.Popen[bytes]:
+            try:
+                return subprocess.Popen(prepared.argv, env=prepared.env, stdin=subprocess.DEVNULL,
+                                        stdout=write_end, stderr=write_end, start_new_session=True)
+            finally:
+                os.close(write_end)
+
+        try:
+            self.process = _LAUNCHER.call(spawn)
+        except OSError as e:
+            os.close(read_end)
+            self._release()
+            self._launch_error(e.strerror or str(e))
+        self._pump = LogPump(read_end, log_path, limit)
+        if prepared.group is not None:
+            _watch_bot(self)
         return self
+
+    def _launch_error(self, why: str) -> None:
+        hint = ""
+        if len(self.command) == 1:
+            from sevenrocks.sdk.registry import bot_names
+
+            hint = f"; registered bots: {', '.join(bot_names())} (or give module:Class, or a command line)"
+        raise LaunchError(f"cannot start bot {shlex.join(self.command)!r}: {why}{hint}") from None
 
     @property
     def pid(self) -> int | None:
@@ -93,25 +214,90 @@ class BotProcess:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    @property
+    def exit_detail(self) -> str | None:
+        """Why the bot died, when a limit of its sandbox killed it (for the ``crash`` forfeit detail)."""
+        if self._killed_for is not None:
+            return self._killed_for
+        prep = self._prepared
+        lim = self.sandbox.limits if self.sandbox is not None else None
+        if prep is None or lim is None or self.returncode is None:
+            return None
+        if prep.group is not None and prep.group.memory_killed():
+            return f"killed: memory limit {lim.memory_mb} MiB exceeded"
+        code = self.returncode
+        if lim.cpu_seconds and code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            return f"killed: CPU time limit {lim.cpu_seconds} s exceeded"
+        return None
+
+    def _check_limits(self) -> None:
+        """Called by the watchdog: kill the whole bot once its cgroup reports a limit hit."""
+        prep, lim = self._prepared, self.sandbox.limits if self.sandbox is not None else None
+        if prep is None or prep.group is None or lim is None or self._killed_for is not None:
+            return
+        if not self.alive:
+            with _WATCH_LOCK:
+                _WATCHED.discard(self)
+            return
+        if prep.group.memory_killed():
+            why = f"killed: memory limit {lim.memory_mb} MiB exceeded"
+        elif prep.group.tasks_refused():
+            why = f"killed: process limit {lim.max_processes} exceeded (processes and threads together)"
+        else:
+            return
+        self._killed_for = why
+        self._kill_everything()
+
+    def _kill_everything(self) -> None:
+        """SIGKILL the bot and everything it started (its cgroup, else its process group)."""
+        prep = self._prepared
+        if prep is not None and prep.group is not None:
+            prep.group.kill_all()
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            if self.process.poll() is None:
+                self.process.kill()
+
+    def _signal_all(self, sig: int) -> None:
+        prep = self._prepared
+        if prep is not None and prep.group is not None:
+            for pid in prep.group.pids():
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        if self.process is not None:
+            try:
+                os.killpg(self.process.pid, sig)
+            except OSError:
+                pass
+
     def terminate(self, timeout: float = 3.0) -> int | None:
-        """SIGTERM, then SIGKILL after ``timeout`` s; returns the exit code."""
+        """SIGTERM the bot (every process of it), then SIGKILL after ``timeout`` s; returns the exit code.
+
+        Whatever the bot did, nothing it started is left running afterwards.
+        """
         if self.process is None:
             return None
         if self.process.poll() is None:
-            self.process.terminate()
+            self._signal_all(signal.SIGTERM)
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._close_log()
+                pass
+        self._kill_everything()
+        self.process.wait()
+        self._release()
         return self.process.returncode
 
     def kill(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
+        if self.process is not None:
+            self._kill_everything()
             self.process.wait()
-        self._close_log()
+        self._release()
 
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait for the process to exit by itself; None if it is still running after ``timeout``."""
@@ -129,11 +315,27 @@ class BotProcess:
             await asyncio.sleep(0.02)
         return self.returncode
 
-    def _close_log(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+    def _release(self) -> None:
+        """Once the bot is gone: kill leftovers, finish its log, remove its cgroups and folders."""
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        prep = self._prepared
+        if prep is not None and prep.group is not None:
+            prep.group.kill_all()
+        if self._pump is not None:
+            self._pump.join(5)
+        if prep is not None:
+            if self.sandbox is not None:
+                self.sandbox.release(prep)
+            else:
+                for p in prep.cleanup:
+                    shutil.rmtree(p, ignore_errors=True)
+        with _WATCH_LOCK:
+            _WATCHED.discard(self)
 
     def __repr__(self) -> str:
         state = "running" if self.alive else f"exit {self.returncode}"
         return f"<BotProcess pid={self.pid} {state} {shlex.join(self.command)!r}>"
+

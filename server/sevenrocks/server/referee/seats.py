@@ -33,10 +33,14 @@ def exit_detail(probe: ExitProbe) -> str:
     """How the process behind a lost stream ended, in the words the record carries.
 
     A probe may describe itself (exit code or signal, and the end of its log);
-    otherwise the exit code is all there is."""
+    otherwise the exit code is all there is. A sandbox limit that killed the bot
+    names itself (e.g. "killed: memory limit 512 MiB exceeded")."""
     describe = getattr(probe, "describe_exit", None)
     if callable(describe):
         return str(describe())
+    why = getattr(probe, "exit_detail", None)
+    if why:
+        return f"the bot process was {why}"
     return f"the bot process exited with code {probe.returncode}"
 
 
@@ -155,8 +159,10 @@ class SeatRegistry:
             probe = self._probes.get(entrant)
             if not open_:
                 if probe is not None and probe.returncode is not None:
+                    why = getattr(probe, "exit_detail", None)  # e.g. "killed: memory limit 512 MiB exceeded"
                     failed[entrant] = (FaultCause.DISCONNECT,
-                                       f"the bot process exited with code {probe.returncode} before it connected")
+                                       f"the bot process exited with code {probe.returncode} before it connected"
+                                       + (f" ({why})" if why else ""))
                 elif expired:
                     failed[entrant] = FaultCause.DISCONNECT, f"entrant {entrant!r} did not connect within {timeout:g} s"
                 else:

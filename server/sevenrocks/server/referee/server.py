@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import secrets
 import time
 from collections import Counter
@@ -96,8 +97,12 @@ class Referee:
 
     # ------------------------------------------------------------------ lifecycle
 
-    async def start(self, address: str = "127.0.0.1:0", tls: tuple[bytes, bytes] | None = None) -> int:
+    async def start(self, address: str = "127.0.0.1:0", tls: tuple[bytes, bytes] | None = None,
+                    unix_socket: str | os.PathLike[str] | None = None) -> int:
         """Listen on ``address`` (``tls``: PEM certificate chain and key); return the bound port.
+
+        ``unix_socket``: also listen, without TLS, on this Unix socket path (how
+        sandboxed bots, which have no network, reach the referee).
 
         The soft open-files limit is raised to the hard one first, and the server closes
         connections that never finish their handshake or carry no call (:mod:`.guard`).
@@ -128,6 +133,8 @@ class Referee:
             self.local_port = server.add_insecure_port("127.0.0.1:0") or None
         if port == 0:
             raise OSError(f"cannot listen on {address}: the address is taken or invalid")
+        if unix_socket is not None and server.add_insecure_port(f"unix:{os.fspath(unix_socket)}") == 0:
+            raise OSError(f"cannot listen on the Unix socket {os.fspath(unix_socket)}")
         await server.start()
         for name in ("", *SERVICE_NAMES):
             await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -1,0 +1,215 @@
+"""The first program of every launched bot: confine this process, then exec the bot.
+
+Run as ``python -I -S jail.py SPEC_JSON -- ARGV...`` by :mod:`.launch` (never
+imported by the harness; standard library only, so it starts in a few
+milliseconds and needs nothing of the harness's environment). Doing this work in
+a program of its own, rather than in a ``preexec_fn``, keeps the harness free of
+fork-in-a-threaded-process hazards (gRPC's threads) and lets every step happen
+*before* the bot's first instruction, so a bot cannot fork its way out of a limit
+set a moment too late.
+
+With a sandbox (``supervise``), this process stays as the bot's parent (see
+:func:`supervise`) and a forked child does the rest; without one it execs the bot
+itself. The child, in order:
+
+0. asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), exiting at once
+   if the parent is already gone;
+1. joins the bot's cgroups (memory, pids, cpu) while still privileged;
+2. sets the resource limits (``RLIMIT_*``);
+3. in a private mount namespace, binds the sandbox's sources that the bot's
+   unprivileged uid could not reach (e.g. a Python under ``/root``) onto
+   traversable staging folders, so bubblewrap can bind them from there;
+4. drops to the bot's own uid/gid (when the harness is root);
+5. arms the parent-death signal again (a uid change clears it);
+6. execs the bot (or bubblewrap with its arguments on a pipe, so that the bind
+   list never shows in ``/proc/1/cmdline`` inside the sandbox).
+"""
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+CLONE_NEWNS = 0x00020000
+MS_RDONLY = 1
+MS_REMOUNT = 32
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+
+
+def fail(message: str) -> None:
+    sys.stderr.write(f"sevenrocks sandbox: {message}\n")
+    sys.stderr.flush()
+    os._exit(126)
+
+
+def libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        fail(f"{what}: {os.strerror(err)}")
+
+
+def join_cgroups(paths: list[str]) -> None:
+    pid = str(os.getpid())
+    for path in paths:
+        try:
+            with open(path, "w") as f:
+                f.write(pid)
+        except OSError as e:
+            fail(f"cannot join cgroup {path}: {e.strerror}")
+
+
+def set_limits(limits: dict[str, list[int]]) -> None:
+    for name, (soft, hard) in limits.items():
+        try:
+            resource.setrlimit(getattr(resource, name), (soft, hard))
+        except (OSError, ValueError) as e:
+            fail(f"cannot set {name}={soft}: {e}")
+
+
+def stage(binds: list[list[str]]) -> None:
+    """Bind each ``[source, staging]`` pair in a private mount namespace (read-only)."""
+    c = libc()
+    c.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    check(c.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    check(c.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
+    for source, target in binds:
+        check(c.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"bind {source}")
+        check(c.mount(b"none", target.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY, None), f"remount {source}")
+
+
+def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
+    c = libc()
+    check(c.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(137)
+
+
+def kill_groups(procs_files: list[str]) -> None:
+    """SIGKILL every process in the bot's cgroups until none is left (a fork bomb included)."""
+    for _ in range(300):
+        pids = []
+        for path in procs_files:
+            try:
+                with open(path) as f:
+                    pids += [int(x) for x in f.read().split()]
+            except (OSError, ValueError):
+                pass
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> None:
+    """In the bot's process: limits, groups, mounts, uid, then exec (never returns)."""
+    die_with_parent(parent)
+    join_cgroups(spec.get("cgroups", []))  # type: ignore[arg-type]
+    set_limits(spec.get("rlimits", {}))  # type: ignore[arg-type]
+    if spec.get("stage"):
+        stage(spec["stage"])  # type: ignore[arg-type]
+    uid = spec.get("uid")
+    if isinstance(uid, int):
+        gid = spec.get("gid", uid)
+        assert isinstance(gid, int)
+        try:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+        except OSError as e:
+            fail(f"cannot switch to uid {uid}: {e.strerror}")
+        die_with_parent(parent)  # a uid change clears the parent-death signal
+    cwd = spec.get("cwd")
+    if isinstance(cwd, str):
+        try:
+            os.chdir(cwd)
+        except OSError as e:
+            fail(f"cannot enter {cwd}: {e.strerror}")
+    bwrap_args = spec.get("bwrap_args")
+    if isinstance(bwrap_args, list):
+        r, w = os.pipe()
+        data = b"".join(str(a).encode() + b"\0" for a in bwrap_args)
+        if len(data) > 60_000:
+            fail("too many sandbox arguments for one pipe")
+        os.write(w, data)
+        os.close(w)
+        os.set_inheritable(r, True)
+        argv = [str(spec["bwrap"]), "--args", str(r), "--", *argv]
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        fail(f"cannot run {argv[0]!r}: {e.strerror}")
+
+
+def supervise(spec: dict[str, object], argv: list[str]) -> None:
+    """Stay as the bot's parent, outside its groups and uid, so that the bot dies with the harness.
+
+    The harness may die by SIGKILL at any moment, even while bubblewrap is still
+    setting a sandbox up (before its own parent-death signal is armed). This
+    process gets SIGUSR2 when the harness dies, and then kills every process in
+    the bot's cgroups; when the bot exits on its own, whatever it left behind
+    (double-forked children) is killed the same way. Its exit status is the bot's.
+    """
+    groups = [str(g) for g in spec.get("cgroups", [])]  # type: ignore[attr-defined]
+
+    def orphaned(_sig: int, _frame: object) -> None:
+        kill_groups(groups)
+        if child:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        os._exit(137)
+
+    child = 0
+    signal.signal(signal.SIGUSR2, orphaned)
+    die_with_parent(int(spec["parent"]), signal.SIGUSR2)  # type: ignore[call-overload]
+    me = os.getpid()
+    child = os.fork()
+    if child == 0:
+        signal.signal(signal.SIGUSR2, signal.SIG_DFL)
+        confine_and_exec(spec, argv, me)
+        os._exit(126)
+
+    def forward(sig: int, _frame: object) -> None:
+        try:
+            os.kill(child, sig)
+        except OSError:
+            pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, forward)
+    _, status = os.waitpid(child, 0)
+    signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+    kill_groups(groups)
+    if os.WIFSIGNALED(status):
+        killed_by = os.WTERMSIG(status)
+        signal.signal(killed_by, signal.SIG_DFL)
+        os.kill(me, killed_by)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 255)
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    argv = sys.argv[3:]
+    if sys.argv[2] != "--" or not argv:
+        fail("usage: jail.py SPEC -- ARGV...")
+    if spec.get("supervise"):
+        supervise(spec, argv)
+    else:
+        confine_and_exec(spec, argv, spec["parent"])
+
+
+if __name__ == "__main__":
+    main()
