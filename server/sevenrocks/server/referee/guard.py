@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 #: A connection must finish the HTTP/2 handshake (TLS included) this soon after it is accepted.
 HANDSHAKE_TIMEOUT_MS = 5_000
 #: A connection with no call open for this long is closed (clients reconnect transparently).
-CONNECTION_IDLE_MS = 30_000
+CONNECTION_IDLE_MS = 10_000
 #: Calls one connection may have open at once; further ones wait at the client.
 STREAMS_PER_CONNECTION = 100
 #: The server pings a connection silent for this long, and drops it if the ping is not
