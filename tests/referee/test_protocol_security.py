@@ -391,3 +391,46 @@ def test_a_reconnect_gets_in_once_keepalive_drops_a_half_dead_stream(tmp_path: P
 
     waited = asyncio.run(go())
     assert waited < 20
+
+
+def test_silent_and_idle_connections_are_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TCP connection that never speaks HTTP/2 is closed at the handshake timeout; a gRPC
+    connection that opens no call, at the idle timeout (both shortened here to 1 s)."""
+    import socket
+
+    from sevenrocks.server.referee import guard
+
+    monkeypatch.setattr(guard, "HANDSHAKE_TIMEOUT_MS", 1000)
+    monkeypatch.setattr(guard, "CONNECTION_IDLE_MS", 1000)
+
+    def closed_after(sock: socket.socket, limit: float) -> float | None:
+        """Seconds until the server closes ``sock`` (reading and dropping what it sends), or None."""
+        t0 = time.monotonic()
+        sock.settimeout(0.2)
+        while time.monotonic() - t0 < limit:
+            try:
+                if sock.recv(4096) == b"":
+                    return time.monotonic() - t0
+            except socket.timeout:
+                pass
+            except ConnectionResetError:
+                return time.monotonic() - t0
+        return None
+
+    async def go() -> tuple[float | None, list[grpc.ChannelConnectivity]]:
+        async with table({"a": None}, tmp_path) as t:
+            with socket.create_connection(("127.0.0.1", t.port)) as raw:
+                silent = await asyncio.to_thread(closed_after, raw, 10)
+            states = []
+            async with grpc.aio.insecure_channel(t.address) as ch:
+                await asyncio.wait_for(ch.channel_ready(), 10)
+                states.append(ch.get_state())
+                deadline = time.monotonic() + 10
+                while ch.get_state() == grpc.ChannelConnectivity.READY and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                states.append(ch.get_state())
+            return silent, states
+
+    silent, states = asyncio.run(go())
+    assert silent is not None and silent < 10, "the silent TCP connection was never closed"
+    assert states[0] == grpc.ChannelConnectivity.READY and states[1] != grpc.ChannelConnectivity.READY, states
