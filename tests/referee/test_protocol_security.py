@@ -310,3 +310,127 @@ def test_under_strikes_one_garbage_message_is_one_strike(tmp_path: Path) -> None
     struck = [line for line in m.record_lines if '"auto": "strike"' in line]
     assert len(struck) == 1 and "unparseable" in struck[0], struck
     assert_normal(m)
+
+
+class FreezableProxy:
+    """A loopback TCP proxy that can stop forwarding while keeping both sockets open:
+    from the referee's side, a connection whose far end went silent (a half-dead stream)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.frozen = asyncio.Event()
+        self.server: asyncio.Server | None = None
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            if self.frozen.is_set():
+                await asyncio.sleep(3600)  # hold the bytes and the socket: nothing gets through
+            writer.write(data)
+            await writer.drain()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self.writers += [writer, up_writer]
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer), return_exceptions=True)
+
+    async def close(self) -> None:
+        for w in self.writers:
+            w.close()
+        if self.server is not None:
+            self.server.close()
+
+
+def test_a_reconnect_gets_in_once_keepalive_drops_a_half_dead_stream(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bot's first connection goes silent (no FIN, no RST): its stream still holds the
+    token, so the reconnect is refused, until the referee's keepalive ping goes unanswered
+    and the dead stream is dropped; then the reconnect is accepted."""
+    from sevenrocks.server.referee import guard
+
+    monkeypatch.setattr(guard, "KEEPALIVE_TIME_MS", 500)
+    monkeypatch.setattr(guard, "KEEPALIVE_TIMEOUT_MS", 500)
+
+    async def go() -> float:
+        async with table({"a": None}, tmp_path) as t:
+            proxy = FreezableProxy(t.port)
+            via = await proxy.start()
+            try:
+                async with grpc.aio.insecure_channel(f"127.0.0.1:{via}") as ch1, \
+                        grpc.aio.insecure_channel(t.address) as ch2:
+                    first = raw_play(ch1, "token-a")
+                    await first.write(HELLO)
+                    assert (await first_batch(first)).messages[0].WhichOneof("body") == "welcome"
+                    proxy.frozen.set()
+                    frozen_at = time.monotonic()
+                    refused = raw_play(ch2, "token-a")
+                    await refused.write(HELLO)
+                    with pytest.raises(grpc.aio.AioRpcError) as err:
+                        await first_batch(refused)
+                    assert err.value.code() == grpc.StatusCode.ALREADY_EXISTS
+                    while time.monotonic() - frozen_at < 20:
+                        call = raw_play(ch2, "token-a")
+                        await call.write(HELLO)
+                        try:
+                            reply = await first_batch(call)
+                        except grpc.aio.AioRpcError as e:
+                            assert e.code() == grpc.StatusCode.ALREADY_EXISTS, e
+                            await asyncio.sleep(0.2)
+                            continue
+                        assert reply.messages[0].WhichOneof("body") == "welcome"
+                        call.cancel()
+                        first.cancel()
+                        return time.monotonic() - frozen_at
+                    raise AssertionError("the half-dead stream was never dropped")
+            finally:
+                await proxy.close()
+
+    waited = asyncio.run(go())
+    assert waited < 20
+
+
+def test_silent_and_idle_connections_are_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A TCP connection that never speaks HTTP/2 is closed at the handshake timeout; a gRPC
+    connection that opens no call, at the idle timeout (both shortened here to 1 s)."""
+    import socket
+
+    from sevenrocks.server.referee import guard
+
+    monkeypatch.setattr(guard, "HANDSHAKE_TIMEOUT_MS", 1000)
+    monkeypatch.setattr(guard, "CONNECTION_IDLE_MS", 1000)
+
+    def closed_after(sock: socket.socket, limit: float) -> float | None:
+        """Seconds until the server closes ``sock`` (reading and dropping what it sends), or None."""
+        t0 = time.monotonic()
+        sock.settimeout(0.2)
+        while time.monotonic() - t0 < limit:
+            try:
+                if sock.recv(4096) == b"":
+                    return time.monotonic() - t0
+            except socket.timeout:
+                pass
+            except ConnectionResetError:
+                return time.monotonic() - t0
+        return None
+
+    async def go() -> tuple[float | None, list[grpc.ChannelConnectivity]]:
+        async with table({"a": None}, tmp_path) as t:
+            with socket.create_connection(("127.0.0.1", t.port)) as raw:
+                silent = await asyncio.to_thread(closed_after, raw, 10)
+            states = []
+            async with grpc.aio.insecure_channel(t.address) as ch:
+                await asyncio.wait_for(ch.channel_ready(), 10)
+                states.append(ch.get_state())
+                deadline = time.monotonic() + 10
+                while ch.get_state() == grpc.ChannelConnectivity.READY and time.monotonic() < deadline:
+                    await asyncio.sleep(0.05)
+                states.append(ch.get_state())
+            return silent, states
+
+    silent, states = asyncio.run(go())
+    assert silent is not None and silent < 10, "the silent TCP connection was never closed"
+    assert states[0] == grpc.ChannelConnectivity.READY and states[1] != grpc.ChannelConnectivity.READY, states

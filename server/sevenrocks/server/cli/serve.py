@@ -206,7 +206,8 @@ Spectator service is closed without it. See docs/security.md.
 @click.option("--listen", default="127.0.0.1:50051", show_default=True, help="Address to listen on (port 0: any).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="PEM certificate chain; with --tls-key, serve TLS.")
-@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="PEM private key of --tls-cert.")
 @click.option("--entrants", "entrants_file", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, metavar="FILE",
               help=f"A file of NAME=TOKEN lines, readable by its owner only (chmod 600); else ${ENTRANTS_ENV}.")

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 #: A connection must finish the HTTP/2 handshake (TLS included) this soon after it is accepted.
 HANDSHAKE_TIMEOUT_MS = 5_000
 #: A connection with no call open for this long is closed (clients reconnect transparently).
-CONNECTION_IDLE_MS = 30_000
+CONNECTION_IDLE_MS = 10_000
 #: Calls one connection may have open at once; further ones wait at the client.
 STREAMS_PER_CONNECTION = 100
 #: The server pings a connection silent for this long, and drops it if the ping is not
@@ -80,6 +80,9 @@ def server_options(max_receive_bytes: int, max_connections: int) -> list[tuple[s
         ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
         ("grpc.keepalive_time_ms", KEEPALIVE_TIME_MS),
         ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_MS),
+        # A keepalive ping that rides on another ping in flight waits for this timeout
+        # instead (gRPC's default is a minute): without it a black-holed peer lingers.
+        ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_MS),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 5000),
     ]
