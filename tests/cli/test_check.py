@@ -52,7 +52,10 @@ def line(output: str, prefix: str) -> str:
 @pytest.mark.parametrize("command", [["random"], ["greedy"], ["defensive"], FAST_SEARCH],
                          ids=["random", "greedy", "defensive", "search-fast"])
 def test_reference_bots_pass_every_phase(command: list[str]) -> None:
-    code, out = check("--", *command)
+    # The tight clock is 500 ms here, not the default 200: eight engineers' suites share two
+    # cores, and a stall of a few hundred ms has been seen there. test_slow_bot_times_out
+    # shows the tight clock bites.
+    code, out = check("--tight", "500", "--", *command)
     assert code == 0, out
     table = rows(out)
     assert list(table) == list(PHASES), out
@@ -63,7 +66,7 @@ def test_reference_bots_pass_every_phase(command: list[str]) -> None:
     assert line(out, "protocol notices:") == "protocol notices: none"
     assert re.fullmatch(r"reconnect: a new stream \d+\.\d\d s after the connection was cut", line(out, "reconnect:"))
     assert "limit 1000 ms" in line(out, "decision time:")
-    assert "limit 200 ms" in line(out, "tight clock:")
+    assert "limit 500 ms" in line(out, "tight clock:")
     assert line(out, "PASS:").startswith(f"PASS: {len(PHASES)} phases, {legal[2]} decisions")
     # Every scenario phase was asked at its position.
     for sc in SCENARIOS:
@@ -122,6 +125,7 @@ def test_a_bot_that_does_not_reconnect_fails_the_reconnect_phase() -> None:
     assert code == 1, out
     assert rows(out)["reconnect"][0] == "FAIL"
     assert "bot-0 exited when its connection was cut" in out
+    assert line(out, "faults:") == "faults: no-reconnect 1"
     assert "a bot should reconnect after a transient error" in out
 
 

@@ -372,6 +372,7 @@ class _Check:
         if o is None or o.seat != 0 or o.cause is not FaultCause.DISCONNECT:
             back.cancel()
             if o is not None and o.seat == 0 and o.cause is FaultCause.CRASH:
+                result.faults = Counter({"no-reconnect": 1})  # it exited because of the cut: not a crash
                 result.detail = (f"bot-0 exited when its connection was cut ({o.detail}); "
                                  "a bot should reconnect after a transient error")
             result.ok = False
