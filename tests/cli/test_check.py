@@ -142,7 +142,7 @@ def test_a_bot_that_does_not_reconnect_fails_the_reconnect_phase() -> None:
 
 
 def test_a_bot_that_never_connects_stops_the_check() -> None:
-    code, out = check("--connect-timeout", "5", "--", sys.executable, "-c", "print('no referee for me')")
+    code, out = check("--connect-timeout", "15", "--", sys.executable, "-c", "print('no referee for me')")
     assert code == 1, out
     table = rows(out)
     assert table["seven-rocks"][0] == "FAIL"
@@ -253,7 +253,7 @@ def test_match_and_tournament_point_a_bot_that_fails_at_start_to_the_check(tmp_p
 name = "hint"
 format = "self"
 [time]
-connect_timeout_s = 2
+connect_timeout_s = 5
 [[entrants]]
 name = "good"
 bot = "greedy"
@@ -266,4 +266,4 @@ command = [{json.dumps(sys.executable)}, "-c", "pass"]
     assert result.exit_code == 1, result.output
     assert "did not connect" in result.output
     assert f"hint: check the bot on its own with: sevenrocks check -- {sys.executable} -c pass" in result.output
-    assert "sevenrocks check -- python -m" not in result.output  # the good entrant gets no hint
+    assert result.output.count("hint: check the bot on its own with:") == 1  # the good entrant gets none
