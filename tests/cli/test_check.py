@@ -52,7 +52,10 @@ def line(output: str, prefix: str) -> str:
 @pytest.mark.parametrize("command", [["random"], ["greedy"], ["defensive"], FAST_SEARCH],
                          ids=["random", "greedy", "defensive", "search-fast"])
 def test_reference_bots_pass_every_phase(command: list[str]) -> None:
-    code, out = check("--", *command)
+    # The tight clock is 500 ms here, not the default 200: eight engineers' suites share two
+    # cores, and a stall of a few hundred ms has been seen there. test_slow_bot_times_out
+    # shows the tight clock bites.
+    code, out = check("--tight", "500", "--", *command)
     assert code == 0, out
     table = rows(out)
     assert list(table) == list(PHASES), out
@@ -63,7 +66,7 @@ def test_reference_bots_pass_every_phase(command: list[str]) -> None:
     assert line(out, "protocol notices:") == "protocol notices: none"
     assert re.fullmatch(r"reconnect: a new stream \d+\.\d\d s after the connection was cut", line(out, "reconnect:"))
     assert "limit 1000 ms" in line(out, "decision time:")
-    assert "limit 200 ms" in line(out, "tight clock:")
+    assert "limit 500 ms" in line(out, "tight clock:")
     assert line(out, "PASS:").startswith(f"PASS: {len(PHASES)} phases, {legal[2]} decisions")
     # Every scenario phase was asked at its position.
     for sc in SCENARIOS:
@@ -71,6 +74,18 @@ def test_reference_bots_pass_every_phase(command: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------- broken bots
+
+def test_protocol_notices_are_reported_without_failing_the_check() -> None:
+    noisy = [sys.executable, str(Path(__file__).parent / "bots" / "noisy_bot.py")]
+    code, out = check("--phase", "fives-2", "--phase", "reconnect", "--", *noisy)
+    assert code == 0, out
+    count = int(line(out, "protocol notices:").split(": ")[1])
+    notices = [x.strip() for x in out.splitlines() if x.endswith(": a second Hello was ignored")]
+    # One per stream: bot-2 and bot-3 play no match here and may not have connected by the end.
+    assert count >= 3 and len(notices) == min(count, 10), out
+    assert notices.count("bot-0: a second Hello was ignored") >= 2, out  # its first stream and the one after the cut
+    assert line(out, "PASS:").endswith(f"({count} protocol notices: see above)")
+
 
 def test_illegal_mover_fails_with_its_fault() -> None:
     code, out = check("--phase", "seven-rocks", "--phase", "fives-2", "--", *FAULT_BOT, "illegal")
@@ -121,12 +136,13 @@ def test_a_bot_that_does_not_reconnect_fails_the_reconnect_phase() -> None:
     code, out = check("--phase", "reconnect", "--", *FAULT_BOT, "none")
     assert code == 1, out
     assert rows(out)["reconnect"][0] == "FAIL"
-    assert "bot-0 exited when its connection was cut" in out
+    assert "bot-0 exited (code 1) when its connection was cut" in out
+    assert line(out, "faults:") == "faults: no-reconnect 1"
     assert "a bot should reconnect after a transient error" in out
 
 
 def test_a_bot_that_never_connects_stops_the_check() -> None:
-    code, out = check("--connect-timeout", "5", "--", sys.executable, "-c", "print('no referee for me')")
+    code, out = check("--connect-timeout", "15", "--", sys.executable, "-c", "print('no referee for me')")
     assert code == 1, out
     table = rows(out)
     assert table["seven-rocks"][0] == "FAIL"
@@ -237,7 +253,7 @@ def test_match_and_tournament_point_a_bot_that_fails_at_start_to_the_check(tmp_p
 name = "hint"
 format = "self"
 [time]
-connect_timeout_s = 2
+connect_timeout_s = 5
 [[entrants]]
 name = "good"
 bot = "greedy"
@@ -250,4 +266,4 @@ command = [{json.dumps(sys.executable)}, "-c", "pass"]
     assert result.exit_code == 1, result.output
     assert "did not connect" in result.output
     assert f"hint: check the bot on its own with: sevenrocks check -- {sys.executable} -c pass" in result.output
-    assert "sevenrocks check -- python -m" not in result.output  # the good entrant gets no hint
+    assert result.output.count("hint: check the bot on its own with:") == 1  # the good entrant gets none

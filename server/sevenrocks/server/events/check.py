@@ -157,7 +157,7 @@ class CheckReport:
         out.append("faults: " + (", ".join(f"{cause} {n}" for cause, n in sorted(faults.items())) or "none"))
         if self.notice_count:
             out.append(f"protocol notices: {self.notice_count}")
-            out.extend(f"  {text}" for text in self.notices[:5])
+            out.extend(f"  {text}" for text in self.notices[:10])
         else:
             out.append("protocol notices: none")
         if self.reconnect_s is not None:
@@ -171,7 +171,8 @@ class CheckReport:
                 out.extend(f"  {line}" for line in tail)
         failed = [p.name for p in played if not p.ok]
         if self.passed:
-            out.append(f"PASS: {len(played)} phases, {decisions} decisions")
+            warn = f" ({self.notice_count} protocol notices: see above)" if self.notice_count else ""
+            out.append(f"PASS: {len(played)} phases, {decisions} decisions{warn}")
         else:
             out.append(f"FAIL: {len(failed)} of {len(played)} phases failed" + (f" ({', '.join(failed)})" if failed else ""))
         return "\n".join(out)
@@ -372,8 +373,8 @@ class _Check:
         if o is None or o.seat != 0 or o.cause is not FaultCause.DISCONNECT:
             back.cancel()
             if o is not None and o.seat == 0 and o.cause is FaultCause.CRASH:
-                result.detail = (f"bot-0 exited when its connection was cut ({o.detail}); "
-                                 "a bot should reconnect after a transient error")
+                result.faults = Counter({"no-reconnect": 1})  # it exited because of the cut: not a crash
+                result.detail = self._exited_on_cut()
             result.ok = False
             return
         back_at = await back
@@ -382,8 +383,7 @@ class _Check:
             result.ok = False
             result.faults["no-reconnect"] += 1
             result.offenders.add("bot-0")
-            result.detail = (f"bot-0 exited (code {code}) after its connection was cut instead of reconnecting"
-                             if code is not None else
+            result.detail = (self._exited_on_cut() if code is not None else
                              f"bot-0 opened no new stream within {s.reconnect_timeout_s:g} s of its connection being cut")
             return
         self.report.reconnect_s = back_at - cut_at
@@ -393,6 +393,12 @@ class _Check:
         self._score(result, second, seats)
         if result.ok:
             result.detail = f"back in {self.report.reconnect_s:.2f} s, then {result.detail}"
+
+    def _exited_on_cut(self) -> str:
+        # The referee may see the exit (a crash) or only the lost stream, by how fast the process
+        # goes: either way the bot quit instead of reconnecting, and is told the same thing.
+        return (f"bot-0 exited (code {self.procs['bot-0'].returncode}) when its connection was cut; "
+                "a bot should reconnect after a transient error")
 
     async def _new_stream(self, entrant: str, before: set[str], deadline: float) -> float | None:
         """When ``entrant`` opened a stream not in ``before`` (monotonic time), or None by ``deadline``."""
