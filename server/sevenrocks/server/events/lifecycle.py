@@ -317,7 +317,8 @@ class Supervisor:
 
         Every match lost with one dead process is judged together, once all of them
         are in: the crash is charged to the one whose unanswered turn is the oldest
-        (what the bot was working on when it died); the others are voided.
+        (what the bot was most likely working on when it died: a best guess, as an
+        answer written just before the crash may be lost with it); the others are voided.
         """
         seats = outcome.task.seats
         fault = outcome.fault
