@@ -347,9 +347,12 @@ class ClusterExecutor:
         fresh = self.config.bots.fresh_process
         try:
             slots = max(1, await _threads(client) * self.prefetch)
-            for batch in phases(tasks, fresh):
+            batches = phases(tasks, fresh)
+            batch = next(batches, None)
+            while batch is not None:
                 await self._run_batch(client, as_completed, spec, slots, batch, on_result)
-                if fresh != "never":
+                batch = next(batches, None)
+                if batch is not None and fresh != "never":
                     # Every worker's arena (referee and bots) is closed: the next batch starts fresh
                     # processes, so no bot process plays two matches of one duplicate group.
                     await client.run(_close_arena_soon, key, on_error="ignore")

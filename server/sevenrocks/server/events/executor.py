@@ -146,14 +146,17 @@ class LocalExecutor:
                 withdraw(verdict.withdrawn)
 
             fresh = cfg.bots.fresh_process
-            for batch in phases(tasks, fresh):
+            batches = phases(tasks, fresh)
+            batch = next(batches, None)
+            while batch is not None:
                 await run_pool(batch, self.concurrency, play)
                 while retry:
                     if fresh != "never":
                         withdraw(await sup.recycle())
                     again, retry[:] = list(retry), []
                     await run_pool(again, self.concurrency, play)
-                if fresh != "never":
+                batch = next(batches, None)
+                if batch is not None and fresh != "never":  # no recycle after the last batch
                     withdraw(await sup.recycle())
         finally:
             sup.closing = True
