@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..events.config import ConfigError, EventConfig, default_config, load_config
-from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
+from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..referee.launch import LaunchError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, write_all
@@ -114,7 +114,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             raise BadInput(str(e)) from None
         except sqlite3.Error as e:
             raise BadInput(explain(e, db_path)) from None
-        except (EntrantsUnreachable, LaunchError) as e:
+        except (EntrantsUnreachable, LaunchError, TooManyVoids) as e:
             raise click.ClickException(str(e)) from None
         try:
             lb = build_leaderboard(store, config.name)
