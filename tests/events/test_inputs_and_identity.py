@@ -159,6 +159,12 @@ def test_read_only_and_full_file_systems(tmp_path: Path, mounted: Any) -> None:
     ro = mounted("ro", "ro,size=1m")
     out = one_line_error(*tournament(str(config), "--db", str(ro / "x.db"), "--out", str(tmp_path / "o")))
     assert f"--db {ro / 'x.db'}: cannot create a file in {ro} (not writable)" in out
+    # An existing event database on a file system that became read-only.
+    held = mounted("held", "size=4m")
+    play_in_process(config_of(bots("a", "b", "c", "d"), deals=1, name="t"), held / "x.db").close()
+    subprocess.run(["mount", "-o", "remount,ro", str(held)], check=True)
+    out = one_line_error(*tournament(str(config), "--db", str(held / "x.db"), "--out", str(tmp_path / "o")))
+    assert f"--db {held / 'x.db'}: the file or its folder is read-only" in out
     full = mounted("full", "size=64k")
     st = os.statvfs(full)
     (full / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize))  # every block taken
