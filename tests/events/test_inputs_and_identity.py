@@ -280,3 +280,15 @@ def test_a_billion_deals_start_at_once(tmp_path: Path) -> None:
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_a_longer_connect_timeout_is_not_a_new_identity(tmp_path: Path) -> None:
+    from sevenrocks.server.events.config import parse_config
+    from sevenrocks.server.events.identity import digest, entrant_identity
+
+    def ident(connect: float, per_move: int) -> str:
+        cfg = parse_config({"event": {"format": "self"}, "time": {"connect_timeout_s": connect, "per_move_ms": per_move},
+                            "entrants": GREEDY}, "<t>")
+        return digest(entrant_identity(cfg, cfg.entrants[0]))
+
+    assert ident(20, 1000) == ident(120, 1000) != ident(20, 999)
