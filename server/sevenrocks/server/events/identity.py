@@ -57,7 +57,9 @@ def settings_of(config: EventConfig) -> dict[str, Any]:
 
 def entrant_identity(config: EventConfig, entrant: Entrant) -> dict[str, Any]:
     """The identity of ``entrant`` in ``config`` as plain data (what the store keeps)."""
-    ident: dict[str, Any] = {"settings": settings_of(config), "env": dict(entrant.env)}
+    # Environment values may be secrets (an API key): only their digests are kept.
+    env = {k: hashlib.sha256(v.encode()).hexdigest()[:12] for k, v in entrant.env}
+    ident: dict[str, Any] = {"settings": settings_of(config), "env": env}
     if entrant.command is None:
         ident["remote"] = True
         return ident
