@@ -159,6 +159,12 @@ def test_read_only_and_full_file_systems(tmp_path: Path, mounted: Any) -> None:
     ro = mounted("ro", "ro,size=1m")
     out = one_line_error(*tournament(str(config), "--db", str(ro / "x.db"), "--out", str(tmp_path / "o")))
     assert f"--db {ro / 'x.db'}: cannot create a file in {ro} (not writable)" in out
+    # An existing event database on a file system that became read-only.
+    held = mounted("held", "size=4m")
+    play_in_process(config_of(bots("a", "b", "c", "d"), deals=1, name="t"), held / "x.db").close()
+    subprocess.run(["mount", "-o", "remount,ro", str(held)], check=True)
+    out = one_line_error(*tournament(str(config), "--db", str(held / "x.db"), "--out", str(tmp_path / "o")))
+    assert f"--db {held / 'x.db'}: the file or its folder is read-only" in out
     full = mounted("full", "size=64k")
     st = os.statvfs(full)
     (full / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize))  # every block taken
@@ -274,3 +280,15 @@ def test_a_billion_deals_start_at_once(tmp_path: Path) -> None:
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_a_longer_connect_timeout_is_not_a_new_identity(tmp_path: Path) -> None:
+    from sevenrocks.server.events.config import parse_config
+    from sevenrocks.server.events.identity import digest, entrant_identity
+
+    def ident(connect: float, per_move: int) -> str:
+        cfg = parse_config({"event": {"format": "self"}, "time": {"connect_timeout_s": connect, "per_move_ms": per_move},
+                            "entrants": GREEDY}, "<t>")
+        return digest(entrant_identity(cfg, cfg.entrants[0]))
+
+    assert ident(20, 1000) == ident(120, 1000) != ident(20, 999)

@@ -28,6 +28,9 @@ def small_event(deals: int = 3) -> EventConfig:
     return parse_config({"event": {"name": "scale", "format": "self", "deals": deals, "seed": 7,
                                    "target": 100, "concurrency": 2},
                          "time": {"per_move_ms": 5000, "connect_timeout_s": 30},
+                         # One process per bot: these bots keep no memory, and recycling them between
+                         # duplicate phases is tested by the tournament command on a local cluster.
+                         "bots": {"fresh_process": "never"},
                          "entrants": entrants}, "<scale test>")
 
 

@@ -141,3 +141,29 @@ def _bots_under(pid: int) -> list[psutil.Process]:
         return [p for p in psutil.Process(pid).children(recursive=True) if is_launched_bot(p)]
     except psutil.Error:
         return []
+
+
+@pytest.mark.slow
+def test_a_crash_on_a_worker_costs_one_match_and_the_bot_is_restarted_there(tmp_path: Path) -> None:
+    from sevenrocks.server.events.config import parse_config
+    from sevenrocks.server.events.store import Store
+
+    here = Path(__file__).parent.parent / "events" / "bots"
+    config = parse_config({
+        "event": {"name": "cl", "deals": 1, "target": 100, "concurrency": 2},
+        "time": {"per_move_ms": 10000, "connect_timeout_s": 60},
+        "bots": {"fresh_process": "never", "restart_backoff_s": 0},
+        "entrants": [{"name": "greedy", "bot": "greedy"}, {"name": "random", "bot": "random"},
+                     {"name": "defensive", "bot": "defensive"},
+                     {"name": "crasher", "command": [sys.executable, str(here / "crash_once_bot.py")],
+                      "env": {"CRASH_AFTER": "30", "CRASH_MARKER": str(tmp_path / "crashed")}}],
+    }, "<test>")
+    db = tmp_path / "cl.db"
+    play(config, db, ClusterExecutor(config, "local:1", tmp_path / "logs", concurrency=2))
+    with Store(db) as store:
+        matches = store.matches()
+        faulted = [m for m in matches if m.fault is not None]
+        assert len(matches) == 12 and len(faulted) == 1
+        f = faulted[0].fault
+        assert f is not None and (faulted[0].seats[f.seat], f.cause.value) == ("crasher", "crash")
+        assert all("crash is charged to another match" in r for _e, _m, r in store.voided())

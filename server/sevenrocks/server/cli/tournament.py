@@ -16,7 +16,7 @@ import click
 
 from ..events.config import ConfigError, EventConfig, default_config, load_config
 from ..events.check import check_hint
-from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor
+from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..events.preflight import PreflightFailed
 from ..referee.launch import LaunchError
 from ..referee.sandbox import MODES, SandboxError
@@ -205,7 +205,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         except EntrantsUnreachable as e:  # a bot failed at start: point at the check
             hints = [check_hint(x.command) for x in config.entrants if x.command and f"  {x.name}: `" in str(e)]
             raise click.ClickException("\n".join([str(e), *hints])) from None
-        except LaunchError as e:
+        except (LaunchError, TooManyVoids) as e:
             raise click.ClickException(str(e)) from None
         try:
             lb = build_leaderboard(store, config.name)

@@ -47,8 +47,8 @@ try:
     from distributed import WorkerPlugin as _PluginBase
 except ImportError:  # Dask is optional (the ``cluster`` extra): ClusterExecutor.run says how to get it
     _PluginBase = object  # type: ignore[misc,assignment]
-from .executor import EntrantsUnreachable, OnResult, _unreachable_message, outcome_of, phases
-from .outcome import MatchOutcome
+from .executor import EntrantsUnreachable, OnResult, _unreachable_message, check_voids, outcome_of, phases, supervised_play
+from .outcome import MatchOutcome, Report, Voided
 from .schedule import MatchTask
 
 #: ``local:N`` starts N workers here; anything else is a scheduler address.
@@ -104,11 +104,12 @@ class Arena:
         self.procs: dict[str, Any] = {}
         #: Set from another thread when the arena's owner is gone: open() stops and kills its bots.
         self.abandoned = False
+        self.supervisor: Any = None
 
     async def open(self) -> None:
-        from ..referee.launch import BotProcess
         from ..referee import FaultPolicy, Referee, TimeControl
-        from ..referee.sandbox import open_sandbox, other_entrants_paths
+        from ..referee.sandbox import open_sandbox
+        from .lifecycle import Supervisor
 
         cfg = self.config
         tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
@@ -118,42 +119,42 @@ class Arena:
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
             **self.referee_kw,
         )
-        launched = {e.name: list(e.command) for e in cfg.entrants if e.command is not None}
         self.sandbox = sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
                                                          self.log_dir)
         port = await referee.start("127.0.0.1:0", unix_socket=sandbox.socket_path)
         self.address = f"127.0.0.1:{port}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        for e in cfg.entrants:
-            assert e.command is not None
-            self.procs[e.name] = BotProcess().start(list(e.command), self.address, tokens[e.name],
-                                                    self.log_dir / f"{e.name}.log", entrant=e.name, env=dict(e.env),
-                                                    sandbox=sandbox, others=other_entrants_paths(launched, e.name))
-            if self.abandoned:
-                for proc in self.procs.values():
-                    proc.kill()
-                raise RuntimeError("the process that started this worker died; its arena is closed")
-            referee.attach_process(e.name, self.procs[e.name])
-        names = [e.name for e in cfg.entrants]
-        connected = await referee.wait_for_entrants(names, cfg.time.connect_timeout_s)
-        missing = [n for n in names if n not in connected]
+        self.supervisor = sup = Supervisor(cfg, referee, self.address, tokens, self.log_dir, sandbox=sandbox)
+        missing = await sup.start_all(cfg.time.connect_timeout_s)
+        self.procs = {n: sup.process(n) for n in sup.slots}
+        if self.abandoned:
+            await sup.close()
+            raise RuntimeError("the process that started this worker died; its arena is closed")
         if missing:
             raise EntrantsUnreachable(_unreachable_message(cfg, missing, self.procs, self.log_dir, self.address))
 
     async def play(self, task: MatchTask) -> MatchOutcome:
+        """Play ``task`` as it comes (no restart, no voiding): what the load driver measures."""
         started = time.perf_counter()
         m = await self.referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
                                           extra={"event_id": task.event_id, "deal_number": task.deal},
                                           hidden=self.config.duplicate)  # duplicate deals: no spectator
         return outcome_of(task, m, time.perf_counter() - started)
 
+    async def play_supervised(self, task: MatchTask) -> list[Report]:
+        """Play ``task`` with the bot lifecycle: a crashed bot restarted, an infrastructure fault voided."""
+        return await supervised_play(self.referee, self.supervisor, task)
+
     async def close(self) -> None:
         """Goodbye to the bots, stop the referee, make sure every bot process is gone."""
         try:
+            if self.supervisor is not None:
+                self.supervisor.closing = True
             if self.referee is not None:
                 await self.referee.stop()
         finally:
-            await asyncio.gather(*(asyncio.to_thread(p.terminate) for p in self.procs.values()))
+            if self.supervisor is not None:
+                await self.supervisor.close()
             self.procs.clear()
             if self.sandbox is not None:
                 self.sandbox.close()
@@ -260,6 +261,18 @@ class WorkerArena:
                 self.last_used = time.monotonic()
         return result
 
+    def play_supervised(self, task: MatchTask) -> list[Report]:
+        """Like :meth:`play`, with the bot lifecycle (restarts, voided matches)."""
+        with self._lock:
+            self.active += 1
+        try:
+            result: list[Report] = self._call(self.arena.play_supervised(task))
+        finally:
+            with self._lock:
+                self.active -= 1
+                self.last_used = time.monotonic()
+        return result
+
     def close(self) -> None:
         self.closed = True
         if self.loop.is_running():
@@ -301,6 +314,11 @@ def _close_all() -> None:  # a worker shutting down without the plugin's teardow
 def play_task(task: MatchTask, spec: ArenaSpec) -> MatchOutcome:
     """The Dask task: play one match on this worker's arena."""
     return arena_for(spec).play(task)
+
+
+def play_supervised_task(task: MatchTask, spec: ArenaSpec) -> list[Report]:
+    """The Dask task of an event: play one match on this worker's supervised arena."""
+    return arena_for(spec).play_supervised(task)
 
 
 class ArenaPlugin(_PluginBase):
@@ -399,9 +417,12 @@ class ClusterExecutor:
         fresh = self.config.bots.fresh_process
         try:
             slots = max(1, await _threads(client) * self.prefetch)
-            for batch in phases(tasks, fresh):
+            batches = phases(tasks, fresh)
+            batch = next(batches, None)
+            while batch is not None:
                 await self._run_batch(client, as_completed, spec, slots, batch, on_result)
-                if fresh != "never":
+                batch = next(batches, None)
+                if batch is not None and fresh != "never":
                     # Every worker's arena (referee and bots) is closed: the next batch starts fresh
                     # processes, so no bot process plays two matches of one duplicate group.
                     await client.run(_close_arena_soon, key, on_error="ignore")
@@ -415,8 +436,13 @@ class ClusterExecutor:
                          tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         pending = iter(tasks)
 
+        attempts: dict[str, int] = {}
+        voids: dict[str, int] = {}
+
         def submit(task: MatchTask) -> Any:
-            return client.submit(play_task, task, spec, key=f"match-{spec.key}-{task.match_id}",
+            n = attempts[task.match_id] = attempts.get(task.match_id, 0) + 1
+            again = f"-again{n}" if n > 1 else ""
+            return client.submit(play_supervised_task, task, spec, key=f"match-{spec.key}-{task.match_id}{again}",
                                  pure=False, retries=self.retries)
 
         first = [submit(t) for _, t in zip(range(slots), pending)]
@@ -424,9 +450,13 @@ class ClusterExecutor:
             return
         queue = as_completed(first, with_results=False)
         async for future in queue:
-            outcome: MatchOutcome = await future
+            reports: list[Report] = await future
             future.release()
-            on_result(outcome)
+            for report in reports:
+                on_result(report)
+                if isinstance(report, Voided):  # an infrastructure fault: the match is played again
+                    check_voids(voids, report)
+                    queue.add(submit(report.task))
             nxt = next(pending, None)
             if nxt is not None:
                 queue.add(submit(nxt))

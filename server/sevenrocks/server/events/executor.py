@@ -95,7 +95,7 @@ class LocalExecutor:
     report: Callable[[str], None] | None = None
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
-        from ..referee import FaultPolicy, Referee, RefereeStopped, TimeControl
+        from ..referee import FaultPolicy, Referee, TimeControl
         from ..referee.sandbox import open_sandbox
         from .lifecycle import Supervisor
 
@@ -140,45 +140,27 @@ class LocalExecutor:
                 for name, reason in pairs:
                     on_result(Withdrawn(name, reason))
 
+            voids: dict[str, int] = {}
+
             async def play(task: MatchTask) -> None:
-                withdraw(await sup.ready(task.seats))
-                if sup.withdrawn() & set(task.seats):
-                    on_result(Skipped(task))
-                    return
-                generations = sup.begin(task.seats)
-                started = time.perf_counter()
-                try:
-                    m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                                 extra={"event_id": task.event_id, "deal_number": task.deal},
-                                                 hidden=cfg.duplicate)  # duplicate deals: never shown to spectators
-                except RefereeStopped as e:
-                    sup.end(generations)
-                    on_result(Voided(task, str(e)))
-                    retry.append(task)
-                    return
-                except BaseException:
-                    sup.end(generations)
-                    raise
-                outcome = outcome_of(task, m, time.perf_counter() - started)
-                verdict = await sup.judge(outcome, generations)
-                if verdict.void is not None:
-                    on_result(Voided(task, verdict.void))
-                    retry.append(task)
-                    return
-                if verdict.fault_log:
-                    outcome = dataclasses.replace(outcome, fault_log=verdict.fault_log)
-                on_result(outcome)
-                withdraw(verdict.withdrawn)
+                for report in await supervised_play(referee, sup, task):
+                    on_result(report)
+                    if isinstance(report, Voided):
+                        check_voids(voids, report)
+                        retry.append(task)
 
             fresh = cfg.bots.fresh_process
-            for batch in phases(tasks, fresh):
+            batches = phases(tasks, fresh)
+            batch = next(batches, None)
+            while batch is not None:
                 await run_pool(batch, self.concurrency, play)
                 while retry:
                     if fresh != "never":
                         withdraw(await sup.recycle())
                     again, retry[:] = list(retry), []
                     await run_pool(again, self.concurrency, play)
-                if fresh != "never":
+                batch = next(batches, None)
+                if batch is not None and fresh != "never":  # no recycle after the last batch
                     withdraw(await sup.recycle())
         finally:
             sup.closing = True
@@ -186,6 +168,55 @@ class LocalExecutor:
             await referee.stop()
             await sup.close()
             sandbox.close()
+
+
+#: A match voided this many times stops the event: something keeps stopping the bots.
+MAX_VOIDS = 5
+
+
+class TooManyVoids(RuntimeError):
+    """One match was voided again and again: the event stops (run it again to resume)."""
+
+
+def check_voids(counts: dict[str, int], report: Voided) -> None:
+    n = counts[report.task.match_id] = counts.get(report.task.match_id, 0) + 1
+    if n >= MAX_VOIDS:
+        raise TooManyVoids(f"match {report.task.match_id} was voided {n} times (the last: {report.reason}); "
+                           "something outside keeps stopping the bots or the referee. The event stops here; "
+                           "run the same command again to resume")
+
+
+async def supervised_play(referee: Any, sup: Any, task: MatchTask) -> list[Report]:
+    """Play one task on ``referee`` with the :class:`~.lifecycle.Supervisor` ``sup`` deciding its faults.
+
+    Returns what happened, in order: entrants withdrawn before it could start (and
+    then :class:`Skipped`), or the stored outcome, or :class:`Voided` (play it again),
+    followed by entrants its crash withdrew.
+    """
+    from ..referee import RefereeStopped
+
+    reports: list[Report] = [Withdrawn(n, r) for n, r in await sup.ready(task.seats)]
+    if sup.withdrawn() & set(task.seats):
+        return [*reports, Skipped(task)]
+    generations = sup.begin(task.seats)
+    started = time.perf_counter()
+    try:
+        m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
+                                     extra={"event_id": task.event_id, "deal_number": task.deal},
+                                     hidden=sup.config.duplicate)  # duplicate deals: never shown to spectators
+    except RefereeStopped as e:
+        sup.end(generations)
+        return [*reports, Voided(task, str(e))]
+    except BaseException:
+        sup.end(generations)
+        raise
+    outcome = outcome_of(task, m, time.perf_counter() - started)
+    verdict = await sup.judge(outcome, generations)
+    if verdict.void is not None:
+        return [*reports, Voided(task, verdict.void)]
+    if verdict.fault_log:
+        outcome = dataclasses.replace(outcome, fault_log=verdict.fault_log)
+    return [*reports, outcome, *(Withdrawn(n, r) for n, r in verdict.withdrawn)]
 
 
 def phases(tasks: Iterable[MatchTask], fresh: str) -> Iterator[Iterable[MatchTask]]:

@@ -43,10 +43,13 @@ MAX_PACKAGE_FILES = 500
 
 
 def settings_of(config: EventConfig) -> dict[str, Any]:
-    """The event settings every entrant's results depend on (time controls, faults, ratings)."""
+    """The event settings every entrant's results depend on (time controls, faults, ratings).
+
+    Not ``connect_timeout_s``: it decides how long to wait for a bot to start, not how
+    matches are played, and raising it is what the harness advises for a slow start.
+    """
     return {
-        "time": {"per_move_ms": config.time.per_move_ms, "bank_ms": config.time.bank_ms,
-                 "connect_timeout_s": config.time.connect_timeout_s},
+        "time": {"per_move_ms": config.time.per_move_ms, "bank_ms": config.time.bank_ms},
         "faults": {"policy": config.faults.kind, "max_strikes": config.faults.max_strikes},
         "ratings": {"tau": config.ratings.tau, "draw_probability": config.ratings.draw_probability},
     }
@@ -54,7 +57,9 @@ def settings_of(config: EventConfig) -> dict[str, Any]:
 
 def entrant_identity(config: EventConfig, entrant: Entrant) -> dict[str, Any]:
     """The identity of ``entrant`` in ``config`` as plain data (what the store keeps)."""
-    ident: dict[str, Any] = {"settings": settings_of(config), "env": dict(entrant.env)}
+    # Environment values may be secrets (an API key): only their digests are kept.
+    env = {k: hashlib.sha256(v.encode()).hexdigest()[:12] for k, v in entrant.env}
+    ident: dict[str, Any] = {"settings": settings_of(config), "env": env}
     if entrant.command is None:
         ident["remote"] = True
         return ident

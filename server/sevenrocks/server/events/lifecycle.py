@@ -331,7 +331,8 @@ class Supervisor:
 
         Every match lost with one dead process is judged together, once all of them
         are in: the crash is charged to the one whose unanswered turn is the oldest
-        (what the bot was working on when it died); the others are voided.
+        (what the bot was most likely working on when it died: a best guess, as an
+        answer written just before the crash may be lost with it); the others are voided.
         """
         seats = outcome.task.seats
         fault = outcome.fault
@@ -398,17 +399,18 @@ class Supervisor:
 
     async def recycle(self, names: Iterable[str] | None = None) -> list[tuple[str, str]]:
         """Give every (or each named) live entrant a fresh process: no memory carried over."""
-        chosen = [self.slots[n] for n in (names or self.slots) if n in self.slots]
-        await asyncio.gather(*(self._retire(s) for s in chosen if not s.withdrawn))
-        out: list[tuple[str, str]] = []
-        for s in chosen:
-            if not s.withdrawn and not self.closing:
-                async with s.lock:
-                    s.restarts -= 1  # a planned restart is not on the crash budget
-                    reason = await self._restart(s)
-                if reason:
-                    out.append((s.name, reason))
-        return out
+        chosen = [self.slots[n] for n in (names or self.slots) if n in self.slots and not self.slots[n].withdrawn]
+        await asyncio.gather(*(self._retire(s) for s in chosen))
+
+        async def fresh(s: Slot) -> tuple[str, str | None]:
+            async with s.lock:
+                if self.closing:
+                    return s.name, None
+                s.restarts -= 1  # a planned restart is not on the crash budget
+                return s.name, await self._restart(s)
+
+        started = await asyncio.gather(*(fresh(s) for s in chosen))  # all at once: one start-up, not four
+        return [(name, reason) for name, reason in started if reason]
 
     async def _retire(self, slot: Slot) -> None:
         bot = slot.bot
