@@ -94,6 +94,9 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise click.ClickException(str(e)) from None
     with store:
         executor = make_executor(config, out_dir, cluster, listen, db_path)
+        if cluster is not None and not quiet:
+            click.echo(f"sandbox: {config.sandbox.mode}, chosen by each worker for its bots "
+                       f"(see {out_dir / 'logs'}/worker-*/sandbox.txt on a local cluster)", err=True)
         try:
             if quiet:
                 asyncio.run(run_event(config, store, executor))

@@ -12,6 +12,7 @@ overhead. A cluster executor (issue 6) fits the same protocol.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -87,8 +88,10 @@ class LocalExecutor:
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
         )
         launched = {e.name: list(e.command) for e in cfg.entrants if e.command is not None}
-        sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
-                                          self.log_dir, self.report if launched else None)
+        # Only remote entrants: nothing to contain (and no trial sandbox to pay for).
+        settings = cfg.sandbox if launched else dataclasses.replace(cfg.sandbox, mode="off")
+        sandbox = await asyncio.to_thread(open_sandbox, settings, [*self.hidden, self.log_dir],
+                                          self.log_dir if launched else None, self.report if launched else None)
         try:
             port = await referee.start(self.address, unix_socket=sandbox.socket_path)
         except BaseException:

@@ -147,7 +147,8 @@ class Sandbox:
         if mode not in MODES:
             raise SandboxError(f"unknown sandbox mode {mode!r}; choose one of {', '.join(MODES)}")
         if mode != "off":
-            self.run_dir = Path(tempfile.mkdtemp(prefix="sevenrocks-run-"))
+            _sweep_run_dirs()
+            self.run_dir = Path(tempfile.mkdtemp(prefix=f"sevenrocks-run-{os.getpid()}-"))
             os.chmod(self.run_dir, 0o711)
             (self.run_dir / "sock").mkdir(mode=0o711)
             os.chmod(self.run_dir / "sock", 0o711)
@@ -427,6 +428,20 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _sweep_run_dirs() -> None:
+    """Remove the run folders (socket, staging) of harnesses that were killed."""
+    for entry in Path(tempfile.gettempdir()).glob("sevenrocks-run-*-*"):
+        pid = entry.name.split("-")[2]
+        if not pid.isdigit() or not entry.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def python_environment(pythonpath: str = "") -> list[Path]:
