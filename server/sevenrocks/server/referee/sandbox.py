@@ -95,7 +95,7 @@ class Limits:
                  f"{self.max_processes} processes+threads" if self.max_processes else "processes unlimited",
                  f"{self.max_open_files} open files" if self.max_open_files else "open files unlimited",
                  f"log {self.log_mb} MiB" if self.log_mb else "log unlimited",
-                 f"{self.cpu_cores:g} CPU cores" if self.cpu_cores else "CPU share unlimited"]
+                 f"CPU {self.cpu_cores:g} core(s)" if self.cpu_cores else "CPU unlimited"]
         if self.cpu_seconds:
             parts.append(f"{self.cpu_seconds} CPU seconds")
         return ", ".join(parts)
