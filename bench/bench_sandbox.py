@@ -5,7 +5,7 @@
    left out so that a run takes minutes) under ``--sandbox off`` (the baseline),
    ``rlimits`` and ``bwrap``. Both the median match (``duration_s``, the referee's
    view) and the whole event's wall time per match (bot start-up included) are
-   shown. Goal: bwrap at most 1.10x off.
+   shown, and the median decision time at the referee. Goal: bwrap at most 1.10x off.
 2. **CPU fairness**: the innocent bots' timeouts (strike policy, so a timeout is
    counted and play goes on) at a tight ``per_move_ms`` in the 12 matches among
    four innocent bots, without and with a fifth entrant next to them whose two
@@ -81,21 +81,25 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--deals", type=int, default=1)
     ap.add_argument("--per-move-ms", type=int, default=20)
+    ap.add_argument("--parts", default="cost,fairness", help="comma-separated: cost, fairness")
     args = ap.parse_args(argv)
+    parts = set(args.parts.split(","))
     modes = ["off", "rlimits", "bwrap"]
     per_match: dict[str, list[float]] = {m: [] for m in modes}
     per_event: dict[str, list[float]] = {m: [] for m in modes}
+    decision: dict[str, list[float]] = {m: [] for m in modes}
     fair: dict[tuple[str, bool], list[tuple[int, int]]] = {(m, s): [] for m in ("off", "bwrap") for s in (False, True)}
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as t:
         tmp = Path(t)
         for r in range(args.repeats):
-            for mode in modes:
+            for mode in modes if "cost" in parts else ():
                 outcomes, wall = play(config(mode, args.deals, "pairings", 10_000, False, f"cost-{mode}-{r}"), tmp)
                 per_match[mode].append(statistics.median(o.duration_s for o in outcomes))
                 per_event[mode].append(wall / len(outcomes))
+                decision[mode].append(statistics.median(x for o in outcomes for v in o.decision_ms.values() for x in v))
                 print(f"  run {r + 1} cost {mode:<8} median match {per_match[mode][-1] * 1000:7.1f} ms, "
                       f"event {per_event[mode][-1] * 1000:7.1f} ms/match", flush=True)
-            for mode in ("off", "bwrap"):
+            for mode in ("off", "bwrap") if "fairness" in parts else ():
                 for spin in (False, True):
                     name = f"fair-{mode}-{'spin' if spin else 'calm'}-{r}"
                     outcomes, _ = play(config(mode, args.deals, "self", args.per_move_ms, spin, name), tmp)
@@ -103,23 +107,38 @@ def main(argv: list[str]) -> int:
                     print(f"  run {r + 1} fairness {mode:<6} spinner={spin!s:<5} innocent timeouts "
                           f"{fair[(mode, spin)][-1][0]} of {fair[(mode, spin)][-1][1]} decisions", flush=True)
 
+    if "cost" in parts:
+        cost_table(args, modes, per_match, per_event, decision)
+    if "fairness" in parts:
+        fairness_table(args, fair)
+    return 0
+
+
+def cost_table(args: argparse.Namespace, modes: list[str], per_match: dict[str, list[float]],
+               per_event: dict[str, list[float]], decision: dict[str, list[float]]) -> None:
     base_m, base_e = statistics.median(per_match["off"]), statistics.median(per_event["off"])
     print(f"\nPer-match wall time, Seven Rocks to 250, pairings of 4 reference bots, {args.deals} deal(s) "
-          f"(12 matches a run), median of {args.repeats} runs")
-    print(f"{'sandbox':<10}{'median match ms':>17}{'ratio':>8}{'event ms/match':>17}{'ratio':>8}")
+          f"({12 * args.deals} matches a run), median of {args.repeats} runs")
+    base_d = statistics.median(decision["off"])
+    print(f"{'sandbox':<10}{'median match ms':>17}{'ratio':>8}{'event ms/match':>17}{'ratio':>8}"
+          f"{'median decision ms':>20}{'ratio':>8}")
     for mode in modes:
         m, e = statistics.median(per_match[mode]), statistics.median(per_event[mode])
-        print(f"{mode:<10}{m * 1000:>17.1f}{m / base_m:>7.2f}x{e * 1000:>17.1f}{e / base_e:>7.2f}x")
-    print(f"\nInnocent bots' timeouts at per_move_ms={args.per_move_ms} (strike policy), the 12 matches among "
+        d = statistics.median(decision[mode])
+        print(f"{mode:<10}{m * 1000:>17.1f}{m / base_m:>7.2f}x{e * 1000:>17.1f}{e / base_e:>7.2f}x"
+              f"{d:>20.2f}{d / base_d:>7.2f}x")
+
+
+def fairness_table(args: argparse.Namespace, fair: dict[tuple[str, bool], list[tuple[int, int]]]) -> None:
+    print(f"\nInnocent bots' timeouts at per_move_ms={args.per_move_ms} (strike policy), the {12 * args.deals} matches among "
           f"the 4 innocent bots, median of {args.repeats} runs (each run: timeouts / decisions)")
-    print(f"{'sandbox':<10}{'no spinner':>14}{'spinner (2 procs)':>20}{'ratio':>8}   runs")
+    print(f"{'sandbox':<10}{'no spinner':>14}{'spinner (2 procs)':>20}{'ratio':>8}   runs (timeouts/decisions)")
     for mode in ("off", "bwrap"):
         calm = statistics.median(x[0] for x in fair[(mode, False)])
         spin = statistics.median(x[0] for x in fair[(mode, True)])
         runs = " ".join(f"{a[0]}/{a[1]}->{b[0]}/{b[1]}" for a, b in zip(fair[(mode, False)], fair[(mode, True)]))
         ratio = f"{spin / calm:.2f}x" if calm else ("1.00x" if spin == calm else "inf")
         print(f"{mode:<10}{calm:>14g}{spin:>20g}{ratio:>8}   {runs}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -187,6 +187,9 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         raise BadInput(str(e)) from None
     with store:
         executor = make_executor(config, out_dir, cluster, listen, tls, db_path)
+        if cluster is not None and not quiet:
+            click.echo(f"sandbox: {config.sandbox.mode}, chosen by each worker for its bots "
+                       f"(see {out_dir / 'logs'}/worker-*/sandbox.txt on a local cluster)", err=True)
         try:
             plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token)
         except Interrupted as e:

@@ -108,8 +108,10 @@ class LocalExecutor:
             spectator_token=self.spectator_token,
         )
         launched = {e.name: list(e.command) for e in cfg.entrants if e.command is not None}
-        sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
-                                          self.log_dir, self.report if launched else None)
+        # Only remote entrants: nothing to contain (and no trial sandbox to pay for).
+        settings = cfg.sandbox if launched else dataclasses.replace(cfg.sandbox, mode="off")
+        sandbox = await asyncio.to_thread(open_sandbox, settings, [*self.hidden, self.log_dir],
+                                          self.log_dir if launched else None, self.report if launched else None)
         try:
             port = await referee.start(self.address, self.tls, unix_socket=sandbox.socket_path)
         except BaseException:

@@ -87,6 +87,8 @@ def stage(binds: list[list[str]]) -> None:
 
 
 def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
+    if not sys.platform.startswith("linux"):  # no parent-death signal elsewhere
+        return
     c = libc()
     check(c.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
     if os.getppid() != parent:  # the parent died before the signal was armed

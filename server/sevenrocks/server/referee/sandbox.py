@@ -95,7 +95,7 @@ class Limits:
                  f"{self.max_processes} processes+threads" if self.max_processes else "processes unlimited",
                  f"{self.max_open_files} open files" if self.max_open_files else "open files unlimited",
                  f"log {self.log_mb} MiB" if self.log_mb else "log unlimited",
-                 f"{self.cpu_cores:g} CPU cores" if self.cpu_cores else "CPU share unlimited"]
+                 f"CPU {self.cpu_cores:g} core(s)" if self.cpu_cores else "CPU unlimited"]
         if self.cpu_seconds:
             parts.append(f"{self.cpu_seconds} CPU seconds")
         return ", ".join(parts)
@@ -147,7 +147,8 @@ class Sandbox:
         if mode not in MODES:
             raise SandboxError(f"unknown sandbox mode {mode!r}; choose one of {', '.join(MODES)}")
         if mode != "off":
-            self.run_dir = Path(tempfile.mkdtemp(prefix="sevenrocks-run-"))
+            _sweep_run_dirs()
+            self.run_dir = Path(tempfile.mkdtemp(prefix=f"sevenrocks-run-{os.getpid()}-"))
             os.chmod(self.run_dir, 0o711)
             (self.run_dir / "sock").mkdir(mode=0o711)
             os.chmod(self.run_dir / "sock", 0o711)
@@ -427,6 +428,20 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _sweep_run_dirs() -> None:
+    """Remove the run folders (socket, staging) of harnesses that were killed."""
+    for entry in Path(tempfile.gettempdir()).glob("sevenrocks-run-*-*"):
+        pid = entry.name.split("-")[2]
+        if not pid.isdigit() or not entry.is_dir():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def python_environment(pythonpath: str = "") -> list[Path]:
