@@ -247,7 +247,8 @@ class _Replay:
         except (RecordError, IllegalMoveError) as e:
             self.stop(n, str(e))
         self.compare(events[0], rec)
-        self.pending.extend(events[1:])
+        if len(events) > 1:
+            self.pending.extend(events[1:])
 
     def forfeit(self, rec: RecordLine) -> None:
         g = self.game
