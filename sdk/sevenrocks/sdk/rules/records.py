@@ -200,4 +200,4 @@ def parse_lines(lines: Iterable[str]) -> Iterator[RecordLine]:
             raise RecordError(f"line {n}: not JSON ({e.msg})") from None
         if not isinstance(data, dict) or "event" not in data:
             raise RecordError(f"line {n}: expected a JSON object with an \"event\" key")
-        yield RecordLine(n, data)
+        yield tuple.__new__(RecordLine, (n, data))  # NamedTuple's own __new__ is Python code

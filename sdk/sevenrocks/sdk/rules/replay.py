@@ -298,7 +298,8 @@ class _Replay:
             self.stop(n, str(e))
         self.compare(events[0], rec)
         self.play_scores = events[0].scores if isinstance(events[0], Play) else ()
-        self.pending.extend(events[1:])
+        if len(events) > 1:
+            self.pending.extend(events[1:])
 
     def forfeit(self, rec: RecordLine) -> None:
         g = self.game
