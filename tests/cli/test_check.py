@@ -241,7 +241,8 @@ def test_match_and_tournament_point_a_bot_that_fails_at_start_to_the_check(tmp_p
     dead = f"{sys.executable} -c pass"
     result = CliRunner().invoke(cli, ["match", "--ruleset", "fives", "--seat", "greedy", "--seat", dead,
                                       "--connect-timeout", "5"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a seat that never played fails the command
+    assert "never played" in result.output
     assert f"hint: check the bot on its own with: sevenrocks check -- {dead}" in result.output
     # A bot that plays before it faults did not fail at start: no hint.
     result = CliRunner().invoke(cli, ["match", "--ruleset", "fives", "--seat", "greedy",
