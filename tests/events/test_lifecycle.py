@@ -328,7 +328,7 @@ def test_no_bot_process_plays_two_matches_of_one_duplicate_group(tmp_path: Path,
     with Store(tmp_path / "dup.db") as store:
         asyncio.run(run_event(cfg, store, LocalExecutor(cfg, tmp_path / "logs", cfg.concurrency)))
         matches = store.matches()
-    assert len(matches) == 4 and all(m.fault is None for m in matches)
+    assert len(matches) == 4 and all(m.fault is None for m in matches), [(m.match_id, m.fault) for m in matches]
     groups: dict[str, list[str]] = defaultdict(list)
     for m in matches:
         groups[m.group].append(m.match_id)
@@ -337,11 +337,11 @@ def test_no_bot_process_plays_two_matches_of_one_duplicate_group(tmp_path: Path,
     for entrant in ("a", "b"):
         for ids in groups.values():
             pids = [p for mid in ids for p in seen[entrant][mid]]
-            assert len(pids) == 2
+            assert len(pids) == 2, (entrant, ids, dict(seen[entrant]))
             if fresh == "duplicates":
                 assert pids[0] != pids[1], (entrant, ids, pids)  # each match of the group on its own process
             else:
-                assert pids[0] == pids[1]  # one process for the event: the check above can fail
+                assert pids[0] == pids[1], (entrant, ids, pids)  # one process: the check above can fail
 
 
 def test_phases_put_the_matches_of_a_duplicate_group_in_different_batches() -> None:
