@@ -30,6 +30,7 @@ import importlib.util
 import json
 import statistics
 import sys
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -121,8 +122,10 @@ def test_the_attack_is_real_a_shown_duplicate_gives_every_hand_away_a_hidden_one
                 assert m.offender is None, m.offender
                 records[m.match_id] = m.record_lines
                 bot.terminate()  # a fresh process for the next match: no memory but what it can fetch
-                while referee.connected() & {"attack"}:
+                deadline = time.monotonic() + 20
+                while referee.connected() & {"attack"} and time.monotonic() < deadline:
                     await asyncio.sleep(0.02)
+                assert not referee.connected() & {"attack"}, "the old attack process still holds its stream"
         finally:
             other.terminate()
         return records

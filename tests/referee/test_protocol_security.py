@@ -132,7 +132,9 @@ def test_streams_without_hello_are_bounded_and_closed_within_the_hello_timeout(
             async with grpc.aio.insecure_channel(t.address) as ch:
                 silent = [raw_play(ch, "token-a") for _ in range(referee_server.MAX_AWAITING_HELLO)]
                 waiting = [asyncio.create_task(outcome(c)) for c in silent]
-                while t.referee._awaiting_hello["a"] < referee_server.MAX_AWAITING_HELLO:
+                deadline = time.monotonic() + 10
+                while t.referee._awaiting_hello["a"] < referee_server.MAX_AWAITING_HELLO \
+                        and time.monotonic() < deadline:
                     await asyncio.sleep(0.01)
                 code, detail = await outcome(raw_play(ch, "token-a"))
                 assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and "waiting to send their Hello" in detail
@@ -153,7 +155,7 @@ def test_no_forfeit_detail_on_the_wire_names_a_tile(tmp_path: Path) -> None:
                          env={"spy": {"SPY_OUT": str(spy_out)}}) as t:
             await t.referee.wait_for_entrants(["bad", "spy"], 20)
             game = asyncio.create_task(t.referee.play_match("A", SR, 21, ["bad", "spy", "spy", "spy"]))
-            while "A" not in t.referee.feed.running:
+            while "A" not in t.referee.feed.running and not game.done():
                 await asyncio.sleep(0.01)
             async with grpc.aio.insecure_channel(t.address) as ch:
                 stub = pb_grpc.SpectatorStub(ch)
@@ -204,7 +206,7 @@ def test_the_spectator_feed_shows_no_tile_before_it_is_played_or_revealed(tmp_pa
         async with table({"r": sdk_bot("random")}, tmp_path) as t:
             await t.referee.wait_for_entrants(["r"], 20)
             game = asyncio.create_task(t.referee.play_match("f3", make_ruleset("fives", 3), 12, ["r"] * 3))
-            while "f3" not in t.referee.feed.running:
+            while "f3" not in t.referee.feed.running and not game.done():
                 await asyncio.sleep(0.01)
             async with grpc.aio.insecure_channel(t.address) as ch:
                 feed = [m async for m in pb_grpc.SpectatorStub(ch).WatchMatch(pb.WatchMatchRequest(match_id="f3"))]
