@@ -130,8 +130,8 @@ def cost_table(args: argparse.Namespace, modes: list[str], per_match: dict[str, 
 
 
 def fairness_table(args: argparse.Namespace, fair: dict[tuple[str, bool], list[tuple[int, int]]]) -> None:
-    print(f"\nInnocent bots' timeouts at per_move_ms={args.per_move_ms} (strike policy), the {12 * args.deals} matches among "
-          f"the 4 innocent bots, median of {args.repeats} runs (each run: timeouts / decisions)")
+    print(f"\nInnocent bots' timeouts at per_move_ms={args.per_move_ms} (strike policy), the {12 * args.deals} "
+          f"matches among the 4 innocent bots, median of {args.repeats} runs (each run: timeouts / decisions)")
     print(f"{'sandbox':<10}{'no spinner':>14}{'spinner (2 procs)':>20}{'ratio':>8}   runs (timeouts/decisions)")
     for mode in ("off", "bwrap"):
         calm = statistics.median(x[0] for x in fair[(mode, False)])

@@ -26,7 +26,11 @@ __all__ = ["BotGroup", "CgroupRoot", "find_root", "sweep_stale"]
 
 ROOT = Path("/sys/fs/cgroup")
 V1_CONTROLLERS = ("memory", "pids", "cpu")
-CFS_PERIOD_US = 100_000
+#: The CPU quota's period. Short, because a bot over its quota is stopped until the period
+#: ends and then comes back at once on every core: with the kernel's default 100 ms, a
+#: two-process spinner held to one core takes both cores in 50 ms bursts, longer than a
+#: tight per-move limit; with 10 ms the bursts are 5 ms.
+CFS_PERIOD_US = 10_000
 
 
 def _own_paths() -> dict[str, str]:

@@ -28,6 +28,7 @@ program of every bot, which applies all this before exec), :mod:`.cgroups`,
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import secrets
@@ -268,8 +269,6 @@ class Sandbox:
             cleanup.append(tmp)
             bot_env.update(HOME=str(tmp), TMPDIR=str(tmp))
             spec["cwd"] = str(tmp)
-        import json
-
         return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup)
 
     def _rlimits(self, group: BotGroup | None) -> dict[str, list[int]]:
