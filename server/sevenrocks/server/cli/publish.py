@@ -23,7 +23,7 @@ Examples:
               help="Folder to write the site into (created if missing; files of an earlier publish are replaced).")
 @click.option("--event", default=None, help="One event of a league file (default: every event in the file).")
 @click.option("--logs", "log_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The bots' log folder, for fault excerpts (default: logs/ beside the database, if there).")
+              help="The bots' log folder, for fault excerpts (default: sevenrocks-out/logs beside the database, if there).")
 def publish(db_path: Path, out_dir: Path, event: str | None, log_dir: Path | None) -> None:
     """Write the event site: the leaderboard, a match list with filters, one replay page and
     one downloadable record per match, and a page per bot. It works from file:// and any

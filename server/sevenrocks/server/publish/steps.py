@@ -56,10 +56,12 @@ class LayoutGeometry:
     placed: dict[Tile, _Placed] = field(default_factory=dict)
 
     def place(self, tile: Tile, port: Port | None) -> dict[str, Any]:
-        """Place ``tile`` at ``port`` (checked by the engine) and return how to draw it."""
-        move = Move(tile, port)
-        self.layout.check(move)
-        self.layout.place(move)
+        """Place ``tile`` at ``port`` and return how to draw it.
+
+        The move is not checked again here (``sevenrocks replay`` verifies a record with
+        the engine first); a port the layout does not have fails as a KeyError, which
+        :func:`steps_from_record` reports with the line."""
+        self.layout.place(Move(tile, port))
         a, b = tile
         double = a == b
         if port is None:
