@@ -26,7 +26,7 @@ BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 
 def env() -> dict[str, str]:
     """The author's shell: this Python's scripts first on PATH, no PYTHONPATH, no referee."""
-    out = {k: v for k, v in os.environ.items() if not k.startswith("SEVENROCKS_") and k != "PYTHONPATH"}
+    out = {k: v for k, v in os.environ.items() if (not k.startswith("SEVENROCKS_") or k == "SEVENROCKS_SANDBOX") and k != "PYTHONPATH"}
     out["PATH"] = str(Path(sys.executable).parent) + os.pathsep + out.get("PATH", "")
     return out
 

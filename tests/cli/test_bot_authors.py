@@ -35,7 +35,7 @@ def bot_dir(tmp_path: Path) -> Path:
 
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SEVENROCKS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEVENROCKS_") or k == "SEVENROCKS_SANDBOX"}
     env.pop("PYTHONPATH", None)
     return env
 

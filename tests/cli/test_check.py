@@ -265,6 +265,6 @@ command = [{json.dumps(sys.executable)}, "-c", "pass"]
     result = CliRunner().invoke(cli, ["tournament", str(config), "--db", str(tmp_path / "e.db"),
                                       "--out", str(tmp_path / "out"), "--quiet"])
     assert result.exit_code == 1, result.output
-    assert "did not connect" in result.output
+    assert "exited before connecting" in result.output
     assert f"hint: check the bot on its own with: sevenrocks check -- {sys.executable} -c pass" in result.output
     assert result.output.count("hint: check the bot on its own with:") == 1  # the good entrant gets none

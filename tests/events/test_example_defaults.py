@@ -30,5 +30,8 @@ def test_every_key_of_the_example_shows_its_default() -> None:
 def test_the_embedded_event_differs_only_where_the_example_says() -> None:
     embedded = default_config()
     text = EXAMPLE.read_text(encoding="utf-8")
-    assert embedded.deals == 4 and "deals = 4" in text
+    s = embedded.schedule
+    assert (s.mode, s.budget, s.round_deals) == ("adaptive", 200, 32)
+    assert 'mode = "adaptive", budget = 200, round_deals = 32' in text
+    assert embedded.head_to_head and "pairings plus head to head" in text
     assert embedded.time.per_move_ms == 3000 and "per_move_ms = 3000" in text

@@ -233,8 +233,8 @@ def test_sigterm_and_sigint_to_the_process_group_store_no_forfeits_and_the_event
         assert p.returncode == 143, text
         assert "stopped by SIGTERM" in text and "run the same command again to resume" in text
         assert faults(db) == []
-        # A background job (SIGINT ignored) whose process group gets SIGINT: the bots die of it.
-        # Their matches are voided and played again; the harness restarts them and finishes.
+        # A background job (SIGINT ignored) whose process group gets SIGINT: nothing is charged;
+        # any bot that dies of it has its match voided and played again, and the event finishes.
         p = launch(config, db, out, ignore_sigint=True)
         procs.append(p)
         before = stored(db)
@@ -251,7 +251,9 @@ def test_sigterm_and_sigint_to_the_process_group_store_no_forfeits_and_the_event
     with Store(db) as store:
         assert len(store.matches()) == 24 and store.events()[0].finished
         reasons = [r for _e, _m, r in store.voided()]
-    assert reasons and all("from outside the harness" in r for r in reasons), (reasons, text)
+    # Launched bots run in sessions of their own (referee/launch.py), so the group's SIGINT
+    # usually never reaches them; a bot that does die of it is voided, never charged.
+    assert all("from outside the harness" in r for r in reasons), (reasons, text)
 
 
 # ---------------------------------------------------------------------- starts and stops
@@ -299,8 +301,8 @@ def test_match_with_a_bot_that_never_started_fails(tmp_path: Path) -> None:
                                  "--seat", "greedy", "--seat", "random", "--target", "50"])
     assert r.exit_code == 1, r.output
     name = f"{Path(sys.executable).name}-1"
-    assert r.output == (f"Error: seat 1 ({name}) never played: the bot process exited with code 5 before it "
-                        "connected; no match was played\n")
+    assert r.output.endswith(f"Error: seat 1 ({name}) never played: the bot process exited with code 5 before it "
+                             "connected; no match was played\n"), r.output
     assert "forfeit after" not in r.output
 
 

@@ -1,4 +1,4 @@
-"""The memorising attack (issue 14): a bot that remembers every reveal it can get.
+"""The memorising attack: a bot that remembers every reveal it can get.
 
 ``tests/referee/bots/memory_bot.py`` rebuilds every deal it sees end (its own seats'
 and every match the Spectator service shows), and when dealt a hand it has seen
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib.util
 import json
 import statistics
 import sys
@@ -36,7 +35,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.server.events.config import EventConfig, parse_config
@@ -163,6 +161,8 @@ def attack_event(name: str, duplicate: bool, deals: int, memory_file: Path | Non
         "event": {"name": name, "format": "pairings", "deals": deals, "duplicate": duplicate, "seed": 5,
                   "target": 150, "concurrency": 1},
         "time": {"per_move_ms": 5000, "connect_timeout_s": 60},
+        # A memory file in /tmp outlives a process: only the sandbox's private /tmp defeats it.
+        "sandbox": {"mode": "bwrap" if memory_file else "off"},
         "entrants": [
             {"name": "attack", "command": [sys.executable, str(BOT)],
              "env": {"ATTACK_MEMORY": str(memory_file)} if memory_file else {}},
@@ -199,22 +199,6 @@ def test_without_duplicates_the_attack_learns_nothing(tmp_path: Path) -> None:
     assert s.guess <= s.control + 0.1, s
 
 
-def _fresh_processes_for_duplicates() -> bool:
-    """Whether this harness starts a fresh bot process for every match of a duplicate set."""
-    return any(f.name == "bots" for f in dataclasses.fields(EventConfig))
-
-
-def _sandbox() -> bool:
-    """Whether this harness has a sandbox giving each bot process a private temporary folder."""
-    return any(importlib.util.find_spec(m) is not None
-               for m in ("sevenrocks.server.referee.sandbox", "sevenrocks.server.sandbox"))
-
-
-# strict: once the harness defeats the attack these xfails turn into failures (XPASS) until
-# the marks are removed, so a mark cannot outlive the reason for it.
-@pytest.mark.xfail(not _fresh_processes_for_duplicates(), strict=True, raises=AssertionError,
-                   reason="needs a fresh bot process per match of a duplicate set ([bots].fresh_process); "
-                          "until then the attack recognises hands, which this run shows")
 def test_with_duplicates_the_attack_learns_nothing(tmp_path: Path) -> None:
     s = play_attack_event(tmp_path, duplicate=True, deals=1, memory_file=False)
     assert s.rounds >= 12
@@ -222,9 +206,6 @@ def test_with_duplicates_the_attack_learns_nothing(tmp_path: Path) -> None:
     assert s.guess <= s.control + 0.1, s
 
 
-@pytest.mark.xfail(not (_fresh_processes_for_duplicates() and _sandbox()), strict=True, raises=AssertionError,
-                   reason="a memory file in /tmp outlives fresh processes; only the sandbox's private "
-                          "temporary folder defeats it")
 def test_with_duplicates_a_memory_file_in_tmp_learns_nothing(tmp_path: Path) -> None:
     s = play_attack_event(tmp_path, duplicate=True, deals=1, memory_file=True)
     assert s.rounds >= 12

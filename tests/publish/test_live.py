@@ -248,18 +248,19 @@ def test_serve_names_the_entrants_keeps_a_database_and_publishes(tmp_path: Path)
     import sys
 
     db = tmp_path / "served.db"
+    tokens = {"alice": "alice-token-0123456789", "bob": "bob-token-0123456789ab"}
     serve = subprocess.Popen(
-        [sys.executable, "-m", "sevenrocks.server.cli", "serve", "--listen", "127.0.0.1:0", "--entrant", "alice=ta",
-         "--entrant", "bob=tb", "--ruleset", "fives", "--players", "2", "--matches", "3", "--db", str(db),
-         "--web", "127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [sys.executable, "-m", "sevenrocks.server.cli", "serve", "--listen", "127.0.0.1:0",
+         "--ruleset", "fives", "--players", "2", "--matches", "3", "--db", str(db), "--web", "127.0.0.1:0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=dict(os.environ, SEVENROCKS_ENTRANTS=f"alice={tokens['alice']},bob={tokens['bob']}"))
     bots: list[subprocess.Popen[bytes]] = []
     try:
         assert serve.stdout is not None
         first = serve.stdout.readline()
         port = re.search(r"listening on 127\.0\.0\.1:(\d+)", first)
         assert port, first
-        for token in ("ta", "tb"):
+        for token in tokens.values():
             env = dict(os.environ, SEVENROCKS_REFEREE=f"127.0.0.1:{port.group(1)}", SEVENROCKS_TOKEN=token)
             bots.append(subprocess.Popen([sys.executable, "-m", "sevenrocks.bots.random"], env=env))
         out, _ = serve.communicate(timeout=120)

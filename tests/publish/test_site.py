@@ -68,7 +68,7 @@ def test_leaderboard_files_carry_version_time_and_zero_forfeits(site_db: Path) -
 
 
 def test_chart_ticks_are_round_and_cover_every_line(site_db: Path) -> None:
-    assert nice_ticks(-6.2, 24.3) == [-10, 0, 10, 20, 30]  # the ticks the issue saw: 24, 19, 14, ..., -6
+    assert nice_ticks(-6.2, 24.3) == [-10, 0, 10, 20, 30]  # not the old odd ticks 24, 19, 14, ..., -6
     assert nice_ticks(0.2, 1.7) == [0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75]
     assert nice_ticks(0, 7, 5) == [0, 2, 4, 6, 8]
     with Store(site_db) as store:

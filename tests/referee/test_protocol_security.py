@@ -1,6 +1,6 @@
 """The protocol as an attacker meets it: tokens, the spectator, forfeit details, faults.
 
-Each test is one finding of an attack on the referee (issue 14), asserted exactly:
+Each test is one finding of an attack on the referee, asserted exactly:
 a second stream on a token gets no seat, no forfeit detail on the wire names a
 hidden tile, a hidden (duplicate) match is invisible to spectators, a spectator
 token is enforced, oversized messages are ``malformed``, one garbage message is one

@@ -1,4 +1,4 @@
-"""Records and verify verdicts are byte-for-byte what they were before the speed work (issue 13).
+"""Records and verify verdicts are byte-for-byte what they were before the speed work.
 
 The digests in ``tests/data/digests.json`` were computed with the code as it was
 *before* any optimisation of the seat views, the record writer or the verifier. Each

@@ -32,11 +32,14 @@ def require_bwrap() -> None:
 
 
 def write_config(path: Path, entrants: list[dict[str, Any]], sandbox: dict[str, Any] | None = None,
-                 **event: Any) -> Path:
+                 bots: dict[str, Any] | None = None, **event: Any) -> Path:
     lines = ["[event]"] + [f"{k} = {json.dumps(v)}" for k, v in event.items()]
     lines += ["[time]", "per_move_ms = 10000", "connect_timeout_s = 60"]
-    if sandbox:
-        lines += ["[sandbox]"] + [f"{k} = {json.dumps(v)}" for k, v in sandbox.items()]
+    # The containment tests name their mode: the suite's default (tests/conftest.py) is "off".
+    sandbox = {"mode": "bwrap", **(sandbox or {})}
+    lines += ["[sandbox]"] + [f"{k} = {json.dumps(v)}" for k, v in sandbox.items()]
+    if bots:
+        lines += ["[bots]"] + [f"{k} = {json.dumps(v)}" for k, v in bots.items()]
     for e in entrants:
         lines.append("[[entrants]]")
         for k, v in e.items():

@@ -96,7 +96,8 @@ Examples:
 @click.option("--autoplay-forced", is_flag=True, help="Play forced single moves without asking the bot.")
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep each bot's output in this folder (default: shown only if the bot faults).")
-@click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), default="auto", show_default=True,
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), envvar="SEVENROCKS_SANDBOX", default="auto",
+              show_default=True,
               help="How the bots are contained: bwrap (bubblewrap namespaces + limits), rlimits (limits only), "
                    "off; auto picks the strongest that runs here. Limits are the defaults of docs/security.md.")
 def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id: str | None, records: Path | None,

@@ -110,7 +110,7 @@ def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> Ev
               help="Play every match of entrant NAME again under its current identity (after its program "
                    "or files changed); its old results are kept as history. Repeatable.")
 @click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), default=None,
-              help="How launched bots are contained (default: the config's [sandbox] mode, else auto): "
+              help="How launched bots are contained (default: the config's [sandbox] mode, else $SEVENROCKS_SANDBOX, else auto): "
                    "bwrap (bubblewrap namespaces + limits), rlimits (limits only), off; auto picks the "
                    "strongest that runs here. See docs/security.md.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no table; just the files.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import re
 import shlex
 import shutil
@@ -167,6 +168,7 @@ class EventConfig:
             "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed,
             "concurrency": self.concurrency, "teams": [list(t) for t in self.teams],
             "head_to_head": self.head_to_head, "candidates": list(self.candidates),
+            "preflight": self.preflight,
             "schedule": {"mode": self.schedule.mode, "budget": self.schedule.budget,
                          "round_deals": self.schedule.round_deals, "until_settled": self.schedule.until_settled},
             "time": {"per_move_ms": self.time.per_move_ms, "bank_ms": self.time.bank_ms,
@@ -471,11 +473,24 @@ def _schedule(where: str, raw: Mapping[str, Any]) -> ScheduleSettings:
 
 
 
+def default_sandbox_mode() -> str:
+    """The mode when neither the config nor ``--sandbox`` names one: ``$SEVENROCKS_SANDBOX``, else ``auto``.
+
+    The variable lets an operator (or a test suite whose bots live in private
+    temporary folders) set the machine's default once; an invalid value is an error
+    like a bad config key.
+    """
+    mode = os.environ.get("SEVENROCKS_SANDBOX", "").strip() or "auto"
+    if mode not in MODES:
+        raise ConfigError(f"SEVENROCKS_SANDBOX={mode!r}: choose one of {', '.join(MODES)}")
+    return mode
+
+
 def _sandbox(source: str, sb: Mapping[str, Any]) -> SandboxSettings:
     """``[sandbox]``: the containment mode, the per-bot limits and extra read-only paths."""
     w = f"{source}: [sandbox]"
     _check_keys(w, sb, SANDBOX_KEYS)
-    mode = _get(w, sb, "mode", str, "auto")
+    mode = _get(w, sb, "mode", str, default_sandbox_mode())
     if mode not in MODES:
         raise ConfigError(f"{w}.mode: {mode!r}; choose one of {', '.join(MODES)}")
     defaults = Limits()

@@ -91,7 +91,7 @@ COLUMN_HELP: dict[str, str] = {
     "σ": "How unsure that estimate still is (8.33 at the start; it shrinks with every match).",
     "P(ahead of next)": "The probability that this bot is really stronger than the one ranked just below it, "
                         "from a model paired by deal (or bootstrapped over deals).",
-    "order": "\"settled\" when that probability reaches the stated level (95% by default); "
+    "order": "“settled” when that probability reaches the stated level (95% by default); "
              "otherwise more matches are needed to be sure of the order.",
     "matches": "Matches played and stored.",
     "W-D-L": "Wins, draws and losses of the bot's side.",
