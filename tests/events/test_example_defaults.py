@@ -6,12 +6,15 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from sevenrocks.server.events.config import default_config, load_config, parse_config
 
 EXAMPLE = Path(__file__).parent.parent.parent / "examples" / "event.toml"
 
 
-def test_every_key_of_the_example_shows_its_default() -> None:
+def test_every_key_of_the_example_shows_its_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SEVENROCKS_SANDBOX", raising=False)  # the suite's own default (tests/conftest.py)
     shown = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
     minimal = parse_config({"entrants": shown["entrants"]}, str(EXAMPLE))
     defaults: dict[str, Any] = minimal.to_json()

@@ -44,7 +44,8 @@ def test_a_match_over_the_referees_unix_socket(tmp_path: Path) -> None:
         settings_from([], referee="unix:", token="t")
 
 
-def test_sandbox_keys_are_checked() -> None:
+def test_sandbox_keys_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SEVENROCKS_SANDBOX", raising=False)  # the suite's own default (tests/conftest.py)
     base = {"entrants": [{"name": "a", "bot": "greedy"}, {"name": "b", "bot": "random"}], "event": {"format": "self"}}
     cfg = parse_config({**base, "sandbox": {"mode": "rlimits", "memory_mb": 256, "cpu_cores": 0.5}}, "<t>")
     assert cfg.sandbox.mode == "rlimits" and cfg.sandbox.limits == Limits(memory_mb=256, cpu_cores=0.5)
@@ -138,3 +139,15 @@ def test_a_bot_folder_the_bots_uid_cannot_read_is_refused_with_the_fix(tmp_path:
     with Sandbox(SandboxSettings(mode="bwrap")) as sb:
         with pytest.raises(SandboxError, match=r"chmod -R o\+rX"):
             sb.prepare([sys.executable, str(script)], sb.environment(os.environ), "private")
+
+
+def test_sevenrocks_sandbox_sets_the_default_mode_and_a_config_still_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = {"entrants": [{"name": "a", "bot": "greedy"}, {"name": "b", "bot": "random"}], "event": {"format": "self"}}
+    monkeypatch.setenv("SEVENROCKS_SANDBOX", "rlimits")
+    assert parse_config(base, "<t>").sandbox.mode == "rlimits"
+    assert parse_config({**base, "sandbox": {"mode": "bwrap"}}, "<t>").sandbox.mode == "bwrap"
+    monkeypatch.setenv("SEVENROCKS_SANDBOX", "docker")
+    with pytest.raises(ConfigError, match="SEVENROCKS_SANDBOX='docker': choose one of auto, bwrap, rlimits, off"):
+        parse_config(base, "<t>")
+    monkeypatch.delenv("SEVENROCKS_SANDBOX")
+    assert parse_config(base, "<t>").sandbox.mode == "auto"
