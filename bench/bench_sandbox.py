@@ -45,7 +45,7 @@ def config(mode: str, deals: int, fmt: str, per_move_ms: int, spinner: bool, nam
     if spinner:
         entrants.append({"name": "spinner", "command": [sys.executable, str(HERE / "spinbot.py")],
                          "env": {"SPIN_PROCS": "2"}})
-    strike = {"policy": "strike", "max_strikes": 100_000}
+    strike = {"policy": "strike", "max_strikes": 1000}
     return parse_config({
         "event": {"name": name, "format": fmt, "deals": deals, "concurrency": 2},
         "entrants": entrants, "time": {"per_move_ms": per_move_ms, "connect_timeout_s": 60},
