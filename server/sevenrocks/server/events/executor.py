@@ -93,6 +93,7 @@ class LocalExecutor:
     hidden: tuple[Path, ...] = ()
     #: Told which sandbox holds the launched bots (and its warnings), e.g. the console.
     report: Callable[[str], None] | None = None
+    _announced: bool = dataclasses.field(default=False, init=False, repr=False)
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         from ..referee import FaultPolicy, Referee, TimeControl
@@ -111,7 +112,9 @@ class LocalExecutor:
         # Only remote entrants: nothing to contain (and no trial sandbox to pay for).
         settings = cfg.sandbox if launched else dataclasses.replace(cfg.sandbox, mode="off")
         sandbox = await asyncio.to_thread(open_sandbox, settings, [*self.hidden, self.log_dir],
-                                          self.log_dir if launched else None, self.report if launched else None)
+                                          self.log_dir if launched else None,
+                                          self.report if launched and not self._announced else None)
+        self._announced = True  # an adaptive event runs once per round: name the sandbox once
         try:
             port = await referee.start(self.address, self.tls, unix_socket=sandbox.socket_path)
         except BaseException:
