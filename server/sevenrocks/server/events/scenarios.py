@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sevenrocks.sdk.rules import (
-    Draw, Event, GameState, Move, Pass, Phase, RoundEnd, RoundEndReason, Ruleset, Side, make_ruleset,
+    Draw, Event, GameState, Move, Pass, Phase, RoundEnd, RoundEndReason, Ruleset, Side,
 )
 
 __all__ = ["Scenario", "SCENARIOS", "opening_for"]
@@ -85,7 +85,3 @@ def opening_for(scenario: Scenario, ruleset: Ruleset, seed: int, tries: int = 50
             opening.append(move)
             events = game.play(move)
     raise LookupError(f"no line of play of seed {seed} reaches the position {scenario.name!r}")
-
-
-def scenario_ruleset(scenario: Scenario, target: int) -> Ruleset:
-    return make_ruleset(scenario.ruleset, scenario.players, target)

@@ -297,10 +297,6 @@ def _dup_ci(d: Any) -> str:
     return f"{_f(d.margin_low, 1)} … {_f(d.margin_high, 1)}"
 
 
-def _shares_bot(a: str, b: str) -> bool:
-    return bool(set(a.split("+")) & set(b.split("+")))
-
-
 def _matrix_cell(lb: Leaderboard, a: str, b: str, linked: bool = False) -> dict[str, Any]:
     """One matrix cell, or why it is empty: the same subject, a pairing that shares a bot
     (a bot cannot sit on both sides, so such pairings never meet), or not played (yet)."""
@@ -308,7 +304,7 @@ def _matrix_cell(lb: Leaderboard, a: str, b: str, linked: bool = False) -> dict[
     if a == b:
         return {"text": "—", "title": f"{a} does not play itself", "shade": None, "why": "itself", "href": None}
     if n == 0:
-        if lb.matrix_kind == "partnerships" and _shares_bot(a, b):
+        if not lb.meets(a, b):  # the model says which subjects can never meet (a shared bot)
             return {"text": "·", "title": f"{a} and {b} share a bot, so they never meet", "shade": None,
                     "why": "shares a bot", "href": None}
         return {"text": "", "title": f"{a} and {b} have not played each other", "shade": None,

@@ -32,10 +32,6 @@ class LogPump:
         self._thread = threading.Thread(target=self._run, name=f"botlog-{path.name if path else fd}", daemon=True)
         self._thread.start()
 
-    @property
-    def truncated(self) -> bool:
-        return self.dropped > 0
-
     def _run(self) -> None:
         try:
             while chunk := os.read(self.fd, CHUNK):
