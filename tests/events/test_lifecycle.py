@@ -32,6 +32,8 @@ from sevenrocks.server.publish.leaderboard import build_leaderboard
 from sevenrocks.server.referee import Referee, RefereeStopped, TimeControl
 from sevenrocks.server.referee.launch import BotProcess
 
+from .test_event_grpc import stored_count
+
 HERE = Path(__file__).parent
 BOTS = HERE / "bots"
 #: Generous clocks: a loaded machine must not turn thinking into timeouts.
@@ -171,18 +173,6 @@ bot = "greedy"
     return path
 
 
-def stored(db: Path) -> int:
-    if not db.exists():
-        return 0
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-    try:
-        return int(con.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
-    except sqlite3.OperationalError:
-        return 0
-    finally:
-        con.close()
-
-
 def launch(config: Path, db: Path, out: Path, ignore_sigint: bool = False) -> subprocess.Popen[str]:
     """The tournament in a process group of its own; ``ignore_sigint`` as a shell's background job runs it."""
     def background() -> None:
@@ -198,7 +188,7 @@ def launch(config: Path, db: Path, out: Path, ignore_sigint: bool = False) -> su
 
 def wait_stored(proc: subprocess.Popen[str], db: Path, n: int) -> None:
     deadline = time.monotonic() + 180
-    while stored(db) < n:
+    while stored_count(db) < n:
         assert proc.poll() is None, f"the tournament ended early: {proc.communicate()[0]}"
         assert time.monotonic() < deadline, "no progress"
         time.sleep(0.05)
@@ -237,10 +227,10 @@ def test_sigterm_and_sigint_to_the_process_group_store_no_forfeits_and_the_event
         # any bot that dies of it has its match voided and played again, and the event finishes.
         p = launch(config, db, out, ignore_sigint=True)
         procs.append(p)
-        before = stored(db)
+        before = stored_count(db)
         wait_stored(p, db, before + 1)
         os.killpg(p.pid, signal.SIGINT)
-        at_signal = stored(db)
+        at_signal = stored_count(db)
         text = p.communicate(timeout=300)[0]
         assert p.returncode == 0, text
     finally:

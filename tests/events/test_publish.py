@@ -5,11 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import shutil
 import subprocess
-from typing import NoReturn
 from pathlib import Path
 
 import pytest
@@ -20,6 +17,7 @@ from sevenrocks.server.publish.leaderboard import build_leaderboard
 from sevenrocks.server.publish.render import write_all
 from sevenrocks.server.events.store import Store
 
+from ..browser import chromium_path
 from .conftest import bots, config_of, play_in_process
 
 
@@ -94,30 +92,6 @@ CHROMIUM_FLAGS = [
 BROWSER_OWN_HOSTS = re.compile(r"^https?://([a-z0-9-]+\.)*(google\.com|googleapis\.com|gstatic\.com)(/|:|$)")
 
 
-def no_browser(reason: str) -> NoReturn:
-    """Skip on a developer machine without a browser; fail where CI promises one."""
-    if os.environ.get("SEVENROCKS_REQUIRE_BROWSER"):
-        pytest.fail(f"SEVENROCKS_REQUIRE_BROWSER is set but {reason}")
-    pytest.skip(reason)
-
-
-def chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        no_browser("Debian's chromium is not installed and this user cannot install it (needs root and apt-get)")
-    for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
-                           env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        if r.returncode != 0:
-            no_browser(f"cannot install chromium ({' '.join(cmd)} failed): {r.stderr[-300:]}")
-    found = shutil.which("chromium")
-    if not found:
-        no_browser("apt-get installed chromium but it is not on PATH")
-    return found
-
-
 @pytest.mark.browser
 def test_html_page_in_headless_chromium(ladder_db: Path, tmp_path: Path) -> None:
     with Store(ladder_db) as store:
@@ -130,7 +104,7 @@ def test_html_page_in_headless_chromium(ladder_db: Path, tmp_path: Path) -> None
 
     netlog = tmp_path / "net.json"
     r = subprocess.run(
-        [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--log-net-log={netlog}",
+        [chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--log-net-log={netlog}",
          "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
         capture_output=True, text=True, timeout=120,
     )

@@ -8,14 +8,11 @@ Playwright fails the test instead of skipping it.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
@@ -24,30 +21,12 @@ from sevenrocks.server.events.executor import InProcessExecutor
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
 
+from ..browser import chromium_path, no_browser
+
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 #: Screenshots go here (git-ignored), so a person can look at what the tests saw.
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-
-
-def no_browser(reason: str) -> NoReturn:
-    """Skip on a developer machine without a browser; fail where CI promises one."""
-    if os.environ.get("SEVENROCKS_REQUIRE_BROWSER"):
-        pytest.fail(f"SEVENROCKS_REQUIRE_BROWSER is set but {reason}")
-    pytest.skip(reason)
-
-
-def chromium_path() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-            subprocess.run(cmd, capture_output=True, timeout=900, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        found = shutil.which("chromium")
-        if found:
-            return found
-    no_browser("Debian's chromium is not installed (apt-get install chromium)")
 
 
 @pytest.fixture(scope="module")
