@@ -20,13 +20,15 @@ from pathlib import Path
 from sevenrocks.sdk.rules.replay import verify_file
 from sevenrocks.server.events.config import parse_config
 
+from .fresh_env import fresh_env
+
 DOC = Path(__file__).parent.parent / "docs" / "tutorial.md"
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 
 
 def env() -> dict[str, str]:
     """The author's shell: this Python's scripts first on PATH, no PYTHONPATH, no referee."""
-    out = {k: v for k, v in os.environ.items() if (not k.startswith("SEVENROCKS_") or k == "SEVENROCKS_SANDBOX") and k != "PYTHONPATH"}
+    out = fresh_env(drop=("PYTHONPATH",))
     out["PATH"] = str(Path(sys.executable).parent) + os.pathsep + out.get("PATH", "")
     return out
 

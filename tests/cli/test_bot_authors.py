@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -15,6 +14,8 @@ from sevenrocks.bots.random import RandomBot
 from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.registry import bot_names, import_bot_module, load_bot
 from sevenrocks.server.cli import cli
+
+from ..fresh_env import fresh_env
 
 ROOT = Path(__file__).parent.parent.parent
 SEVENROCKS = Path(sys.executable).with_name("sevenrocks")
@@ -35,7 +36,7 @@ def bot_dir(tmp_path: Path) -> Path:
 
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SEVENROCKS_") or k == "SEVENROCKS_SANDBOX"}
+    env = fresh_env()
     env.pop("PYTHONPATH", None)
     return env
 

@@ -20,6 +20,8 @@ from click.testing import CliRunner
 
 from sevenrocks.server.cli import cli
 
+from ..fresh_env import fresh_env
+
 ROOT = Path(__file__).resolve().parents[2]
 NODE_KIT = ROOT / "examples" / "bots" / "node"
 RUST_KIT = ROOT / "examples" / "bots" / "rust"
@@ -106,7 +108,7 @@ def test_rust_kit_plays_a_match(rust_bot: list[str], tmp_path: Path) -> None:
 @pytest.mark.parametrize("kit", ["node", "rust"])
 def test_kits_explain_their_settings(kit: str, request: pytest.FixtureRequest) -> None:
     command: list[str] = request.getfixturevalue(f"{kit}_bot")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SEVENROCKS_") or k == "SEVENROCKS_SANDBOX"}
+    env = fresh_env()
     done = subprocess.run([*command, "--help"], capture_output=True, text=True, env=env, timeout=30)
     assert done.returncode == 0 and "SEVENROCKS_REFEREE" in done.stdout and "unix:/path" in done.stdout
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=30)

@@ -28,6 +28,8 @@ from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.rules import ALL_TILES
 from sevenrocks.sdk.rules.replay import verify_file
 
+from ..fresh_env import fresh_env
+
 RULESETS = [("seven-rocks", None), ("fives", 2), ("fives", 3), ("fives", 4)]
 
 
@@ -165,7 +167,7 @@ def test_a_policy_enters_a_match_over_grpc(tmp_path: Path) -> None:
     """The documented adapter: a file that runs PolicyBot, seated by ``sevenrocks match``."""
     (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
     sevenrocks = Path(sys.executable).with_name("sevenrocks")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SEVENROCKS_") or k == "SEVENROCKS_SANDBOX"}
+    env = fresh_env()
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     cmd = [str(sevenrocks), "match", "--ruleset", "fives", "--seat", f"{shlex.quote(sys.executable)} agent.py",
            "--seat", "random", "--seat", "agent:Agent", "--seed", "2", "--records", "rec", "--time-per-move", "5000"]
