@@ -42,7 +42,7 @@ from sevenrocks.server.events.cluster import ClusterExecutor
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import Executor, LocalExecutor
 from sevenrocks.server.events.loadtest import LoadSpec, run_load
-from sevenrocks.server.events.stats import percentile
+from sevenrocks.server.stats.intervals import percentile
 from sevenrocks.server.events.outcome import MatchOutcome
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import Progress, run_event

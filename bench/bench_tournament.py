@@ -27,7 +27,7 @@ import trueskill
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import InProcessExecutor, LocalExecutor, OnResult
 from sevenrocks.server.events.outcome import MatchOutcome
-from sevenrocks.server.events.ratings import pair_name, rebuild
+from sevenrocks.server.stats.ratings import pair_name, rebuild
 from sevenrocks.server.events.schedule import MatchTask, RulesetSpec, build_schedule, fingerprint
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event

@@ -33,7 +33,7 @@ from sevenrocks.sdk.local import play_local  # noqa: E402
 from sevenrocks.sdk.registry import bot_names, load_bot  # noqa: E402
 from sevenrocks.sdk.rules import Move, make_ruleset  # noqa: E402
 from sevenrocks.sdk.view import SeatView  # noqa: E402
-from sevenrocks.server.events.stats import wilson  # noqa: E402
+from sevenrocks.server.stats.intervals import wilson  # noqa: E402
 
 #: The reference bots by name, so the script also runs from a checkout that is not installed.
 BUILTIN = {

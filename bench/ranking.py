@@ -39,11 +39,11 @@ for src in ("proto", "sdk", "server", "bots"):
 from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
 from sevenrocks.server.events.config import (  # noqa: E402
     ConfigError, EventConfig, ScheduleSettings, default_config, parse_config)
-from sevenrocks.server.events.fit import Phi, Result, fit  # noqa: E402
-from sevenrocks.server.events.ratings import RatingBook  # noqa: E402
+from sevenrocks.server.stats.fit import Phi, Result, fit  # noqa: E402
+from sevenrocks.server.stats.ratings import RatingBook  # noqa: E402
 from sevenrocks.server.events.schedule import MatchTask, build_schedule  # noqa: E402
-from sevenrocks.server.events.stats import wilson  # noqa: E402
-from sevenrocks.server.events.verdict import verdict  # noqa: E402
+from sevenrocks.server.stats.intervals import wilson  # noqa: E402
+from sevenrocks.server.stats.verdict import verdict  # noqa: E402
 
 POOL = ROOT / "bench" / "data" / "ranking_pool.csv"
 TRUTH = ("search", "defensive", "greedy", "random")

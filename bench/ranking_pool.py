@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import ladder  # noqa: E402  (puts the source folders on sys.path)
 from sevenrocks.sdk.local import play_local  # noqa: E402
 from sevenrocks.sdk.rules import make_ruleset  # noqa: E402
-from sevenrocks.server.events.stats import derive_seed  # noqa: E402
+from sevenrocks.server.stats.intervals import derive_seed  # noqa: E402
 
 BOTS = ("search", "defensive", "greedy", "random")
 FIELDS = ["unit", "group", "seating", "seats", "score0", "score1", "winner", "reason", "rounds"]

@@ -15,10 +15,12 @@ SERVER = Path(__file__).resolve().parents[1] / "server" / "sevenrocks" / "server
 #: Folder -> the server folders it may import (besides itself). The SDK and engine are always allowed.
 ALLOWED = {
     "referee": set(),
-    "events": {"referee"},
-    "publish": {"events"},
-    "web": {"referee", "events", "publish"},
-    "cli": {"referee", "events", "publish", "web"},
+    "stats": set(),
+    "check": {"referee"},
+    "events": {"referee", "stats", "check"},
+    "publish": {"events", "stats"},
+    "web": {"referee", "events", "publish", "stats"},
+    "cli": {"referee", "stats", "check", "events", "publish", "web"},
 }
 
 
@@ -57,3 +59,30 @@ def test_a_server_folder_imports_only_the_folders_below_it(folder: str) -> None:
 def test_every_server_module_lives_in_a_folder() -> None:
     assert sorted(p.name for p in SERVER.glob("*.py")) == ["__init__.py"]
     assert {p.name for p in SERVER.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(ALLOWED)
+
+
+def module_imports(path: Path) -> set[str]:
+    """The sibling modules a module imports with ``from .x import`` (type-checking imports included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("folder", sorted(ALLOWED))
+def test_no_import_circle_inside_a_folder(folder: str) -> None:
+    """Modules of one folder import each other without a circle (e.g. referee/match <-> server)."""
+    graph = {m.stem: module_imports(m) for m in (SERVER / folder).glob("*.py")}
+    circles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == path[0]:
+                circles.append(path + [nxt])
+            elif nxt not in path and nxt in graph and nxt > path[0]:
+                visit(nxt, path + [nxt])
+
+    for start in sorted(graph):
+        visit(start, [start])
+    assert not circles, f"server/{folder}/ has import circles: {circles}"

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from sevenrocks.sdk.rules import GameState, Phase, make_ruleset
 from sevenrocks.server.cli import cli
-from sevenrocks.server.events.check import PHASES, CheckReport, CheckSettings, PhaseResult, check_hint
-from sevenrocks.server.events.scenarios import SCENARIOS, opening_for
+from sevenrocks.server.check.run import PHASES, CheckReport, CheckSettings, PhaseResult, check_hint
+from sevenrocks.server.check.scenarios import SCENARIOS, opening_for
 
 ROOT = Path(__file__).resolve().parents[2]
 FAULT_BOT = [sys.executable, str(ROOT / "tests" / "referee" / "bots" / "fault_bot.py")]
@@ -184,7 +184,7 @@ def test_report_renders_failures_and_skips() -> None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_scenario_openings_reach_their_position(scenario: object) -> None:
-    from sevenrocks.server.events.scenarios import Scenario
+    from sevenrocks.server.check.scenarios import Scenario
 
     assert isinstance(scenario, Scenario)
     ruleset = make_ruleset(scenario.ruleset, scenario.players, 25)
@@ -201,7 +201,7 @@ def test_scenario_openings_reach_their_position(scenario: object) -> None:
 def test_referee_plays_a_scripted_opening_then_asks_the_bots(tmp_path: Path) -> None:
     """The opening's moves are marked in the record, the bots decide from there, and the record verifies."""
     from sevenrocks.sdk.rules.replay import verify_lines
-    from sevenrocks.server.events.check import run_check
+    from sevenrocks.server.check.run import run_check
 
     report = asyncio.run(run_check(["greedy"], CheckSettings(phases=("blocked-round",)), tmp_path))
     assert report.passed, report.render()

@@ -22,7 +22,7 @@ from sevenrocks.server.cli import cli
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import EntrantsUnreachable, LocalExecutor
 from sevenrocks.server.publish.leaderboard import build_leaderboard
-from sevenrocks.server.events.ratings import rebuild
+from sevenrocks.server.stats.ratings import rebuild
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
 

@@ -7,9 +7,9 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from sevenrocks.server.events.fit import BETA, Phi, Result, fit
+from sevenrocks.server.stats.fit import BETA, Phi, Result, fit
 from sevenrocks.server.events.store import Store
-from sevenrocks.server.events.verdict import order_of, student_t_cdf, verdict
+from sevenrocks.server.stats.verdict import order_of, student_t_cdf, verdict
 from sevenrocks.server.publish.leaderboard import build_leaderboard
 from sevenrocks.server.publish.render import render
 

@@ -243,7 +243,7 @@ def test_a_changed_bot_is_refused_then_replayed_and_a_finished_event_plays_nothi
     with Store(db) as store:
         assert store.history_count("t") == 2 and store.entrant_states("t")["mine"].version == 2
         assert store.events()[0].finished
-        from sevenrocks.server.events.ratings import rebuild
+        from sevenrocks.server.stats.ratings import rebuild
 
         rebuilt = rebuild(store.results(), True).rows()
         assert {(k, s): (mu, sg) for k, s, mu, sg in rebuilt} == store.stored_ratings("t")

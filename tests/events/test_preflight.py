@@ -10,7 +10,7 @@ import pytest
 
 from sevenrocks.server.events.config import ConfigError, EventConfig, parse_config
 from sevenrocks.server.events.executor import LocalExecutor
-from sevenrocks.server.events.preflight import PreflightFailed, preflight_settings
+from sevenrocks.server.check.preflight import PreflightFailed, preflight_settings
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
 

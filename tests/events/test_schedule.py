@@ -6,7 +6,7 @@ import itertools
 from collections import Counter
 
 from sevenrocks.sdk.rules import GameState
-from sevenrocks.server.events.ratings import pair_name
+from sevenrocks.server.stats.ratings import pair_name
 from sevenrocks.server.events.schedule import build_schedule
 
 from .conftest import bots, config_of

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from sevenrocks.server.cli import cli
-from sevenrocks.server.events.sprt import ACCEPTED, CONTINUE, REJECTED, SPRT, expected_score
+from sevenrocks.server.stats.sprt import ACCEPTED, CONTINUE, REJECTED, SPRT, expected_score
 
 
 def duel(test: SPRT, true_elo: float, rng: random.Random, look_every: int = 4, cap: int = 4000) -> str:

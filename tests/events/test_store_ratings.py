@@ -14,7 +14,7 @@ import trueskill
 from sevenrocks.server.events.executor import InProcessExecutor
 from sevenrocks.sdk.rules import FaultCause, Offender
 from sevenrocks.server.events.outcome import MatchOutcome, final_ranks
-from sevenrocks.server.events.ratings import InOrder, RatingBook, rebuild
+from sevenrocks.server.stats.ratings import InOrder, RatingBook, rebuild
 from sevenrocks.server.events.schedule import MatchTask, build_schedule, schedule_fingerprint
 from sevenrocks.server.events.store import Store, StoreError
 from sevenrocks.server.events.tournament import resume_ratings, run_event

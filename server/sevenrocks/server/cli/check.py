@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..events.check import PHASES, CheckSettings, run_check
+from ..check.run import PHASES, CheckSettings, run_check
 from ..referee.launch import LaunchError, bot_command
 
 

@@ -14,7 +14,7 @@ import click
 from ..events.config import ConfigError, EventConfig, parse_config
 from ..events.duel import DuelState, run_duel
 from ..events.executor import EntrantsUnreachable
-from ..events.sprt import ACCEPTED, REJECTED, SPRT
+from ..stats.sprt import ACCEPTED, REJECTED, SPRT
 from ..events.store import Store, StoreError
 from ..referee.launch import LaunchError
 from sevenrocks.sdk.registry import bot_names

@@ -133,7 +133,7 @@ def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id
         if result.offender is not None:
             seat = result.offender.seat
             if not any(isinstance(ev, Play) and ev.seat == seat for ev in result.events):  # failed at start
-                from ..events.check import check_hint
+                from ..check.run import check_hint
 
                 click.echo(check_hint(seats[result.offender.seat]), err=True)
             path = log_paths[names[result.offender.seat]]

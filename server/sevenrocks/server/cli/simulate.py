@@ -18,7 +18,7 @@ from sevenrocks.sdk.registry import bot_names, load_bot
 from sevenrocks.sdk.rules import RULESET_NAMES, Ruleset, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
-from ..events.stats import derive_seed, wilson
+from ..stats.intervals import derive_seed, wilson
 
 
 def seat_policies(ruleset: Ruleset, policies: list[str]) -> list[str]:

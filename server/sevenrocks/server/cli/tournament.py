@@ -15,9 +15,9 @@ from typing import Any
 import click
 
 from ..events.config import ConfigError, EventConfig, default_config, load_config
-from ..events.check import check_hint
+from ..check.run import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
-from ..events.preflight import PreflightFailed
+from ..check.preflight import PreflightFailed
 from ..referee.launch import LaunchError
 from ..referee.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard

@@ -2,5 +2,6 @@
 
 Data flows one way: :mod:`.config` → :mod:`.schedule` (frozen ``MatchTask``) →
 :mod:`.executor` / :mod:`.cluster` → :mod:`.outcome` → :mod:`.store` →
-:mod:`.ratings`; :mod:`.tournament` ties them together.
+:mod:`..stats.ratings`; :mod:`.tournament` ties them together. The statistics live in
+``stats/`` and the conformance check (and preflight) in ``check/``.
 """

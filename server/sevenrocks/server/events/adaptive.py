@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .config import EventConfig
-from .fit import Result, fit
+from ..stats.fit import Result, fit
 from .schedule import MatchTask, Matchup, matchup_tasks, partnership_matchups, ruleset_spec
-from .verdict import Neighbour, Verdict, verdict
+from ..stats.verdict import Neighbour, Verdict, verdict
 
 
 def separation(matchup: Matchup, a: str, b: str) -> float:

@@ -17,7 +17,7 @@ from .config import EventConfig
 from .executor import Executor
 from .outcome import Report
 from .schedule import MatchTask, build_schedule, fingerprint
-from .sprt import CONTINUE, SPRT, interval, pair_scores
+from ..stats.sprt import CONTINUE, SPRT, interval, pair_scores
 from .store import Store, StoredMatch
 
 

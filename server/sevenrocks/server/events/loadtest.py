@@ -34,7 +34,7 @@ from .config import EventConfig, parse_config
 from .executor import OnResult, run_pool
 from .outcome import MatchOutcome
 from .schedule import MatchTask
-from .stats import percentile
+from ..stats.intervals import percentile
 from .store import Store
 from .tournament import run_event
 

@@ -24,7 +24,7 @@ from typing import Iterator, Sequence
 from sevenrocks.sdk.rules import Ruleset, make_ruleset
 
 from .config import EventConfig
-from .stats import derive_seed
+from ..stats.intervals import derive_seed
 
 
 @dataclass(frozen=True, slots=True)

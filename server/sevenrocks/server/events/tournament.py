@@ -26,9 +26,9 @@ from .config import EventConfig
 from .executor import Executor
 from .adaptive import AdaptivePlan, replay_rounds, result_of
 from .identity import digest, entrant_identity
-from .fit import Result
+from ..stats.fit import Result
 from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn
-from .ratings import InOrder, RatingBook
+from ..stats.ratings import InOrder, RatingBook
 from .schedule import MatchTask, fingerprint, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
 from .store import Store
 
@@ -135,7 +135,7 @@ async def run_event(
     """Play every match of ``config`` not yet in ``store``; returns the plan it followed.
 
     With ``config.preflight``, every launched entrant with no stored match passes
-    ``sevenrocks check`` first (:mod:`.preflight`), or nothing is played.
+    ``sevenrocks check`` first (:mod:`..check.preflight`), or nothing is played.
     """
     if config.schedule.mode == "adaptive":
         if replay:
@@ -146,7 +146,7 @@ async def run_event(
         return await run_adaptive(config, store, executor, observe)
     plan = plan_event(config, store, replay)
     if config.preflight and not plan.was_finished:
-        from .preflight import preflight
+        from ..check.preflight import preflight
 
         played = {s for m in store.matches([config.name]) for s in m.seats}
         await preflight(config, played, preflight_logs or Path("sevenrocks-out") / "logs", say)

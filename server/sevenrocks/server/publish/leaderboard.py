@@ -15,10 +15,10 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from ..events.fit import Result, fit, fit_pairs
-from ..events.ratings import RatingBook, pair_name
-from ..events.verdict import DEFAULT_LEVEL, verdict
-from ..events.stats import percentile, wilson
+from ..stats.fit import Result, fit, fit_pairs
+from ..stats.ratings import RatingBook, pair_name
+from ..stats.verdict import DEFAULT_LEVEL, verdict
+from ..stats.intervals import percentile, wilson
 from ..events.store import EventInfo, Store, StoredMatch
 
 

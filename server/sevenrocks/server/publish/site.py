@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from ..events.ratings import pair_name
-from ..events.stats import percentile
+from ..stats.ratings import pair_name
+from ..stats.intervals import percentile
 from ..events.store import Store, StoredMatch
 from .leaderboard import build_leaderboard, select_events
 from .render import COLUMNS, render_html, write_all

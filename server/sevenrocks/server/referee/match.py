@@ -13,24 +13,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sevenrocks.sdk.convert import assignment_msg, event_bodies, turn_msg
 from sevenrocks.sdk.rules import Event, FaultCause, GameState, IllegalMoveError, MatchEnd, Move, Offender, Play, RoundEnd, Ruleset
 from sevenrocks.sdk.rules.records import MatchHeader, header_for, record_lines
 from sevenrocks.v1 import referee_pb2 as pb
 
-from .faults import Fault, StrikeBook
-from .feed import FeedEntry
+from .faults import Fault, FaultPolicy, StrikeBook, TimeControl
+from .feed import FeedEntry, FeedHub
+from .seats import SeatRegistry
 from .session import Pending, SeatLink, Session
 from .wire import framed_for, seat_prefix
 
-if TYPE_CHECKING:
-    from .server import Referee
-
-__all__ = ["MatchRun", "RefereeMatch", "RefereeStopped"]
+__all__ = ["MatchHost", "MatchRun", "RefereeMatch", "RefereeStopped"]
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +63,34 @@ class RefereeMatch:
     lost_turn_sent_at: float | None = None
 
 
+class MatchHost(Protocol):
+    """What a match needs from the referee that runs it (:class:`.server.Referee` is one).
+
+    A protocol, so that this module does not import :mod:`.server` (which imports it):
+    the match reads the referee's clock and fault policy, claims seats from its
+    registry and publishes to its feed, and nothing else.
+    """
+
+    @property
+    def seats(self) -> SeatRegistry: ...
+    @property
+    def feed(self) -> FeedHub: ...
+    @property
+    def request_ids(self) -> Iterator[int]: ...
+    @property
+    def time_control(self) -> TimeControl: ...
+    @property
+    def fault_policy(self) -> FaultPolicy: ...
+    @property
+    def autoplay_forced(self) -> bool: ...
+    @property
+    def stopping(self) -> bool: ...
+
+
 class MatchRun:
     """One match in progress: the engine, the seat links, the clocks, the strikes."""
 
-    def __init__(self, referee: Referee, match_id: str, ruleset: Ruleset, seed: int,
+    def __init__(self, referee: MatchHost, match_id: str, ruleset: Ruleset, seed: int,
                  seats: Sequence[str], extra: Mapping[str, Any] | None, hidden: bool = False,
                  opening: Sequence[Move] = ()) -> None:
         self.referee = referee

@@ -10,16 +10,50 @@ failing entrant's report.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Protocol
 
-from .check import PHASES, CheckReport, CheckSettings, check_hint, run_check
-from .config import EventConfig
+from .run import PHASES, CheckReport, CheckSettings, check_hint, run_check
 
 __all__ = ["PreflightFailed", "preflight", "preflight_settings"]
 
 #: Points to win in the whole-match phases of a preflight check (short: it is a check, not the event).
 PREFLIGHT_TARGET = 50
+
+
+class Clock(Protocol):
+    """The event's clock, as much of it as a preflight check needs (``EventConfig.time``)."""
+
+    @property
+    def per_move_ms(self) -> int: ...
+    @property
+    def connect_timeout_s(self) -> float: ...
+
+
+class Entrant(Protocol):
+    """An entrant, as much of it as a preflight check needs (``events.config.Entrant``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def command(self) -> tuple[str, ...] | None: ...
+    @property
+    def env(self) -> Iterable[tuple[str, str]]: ...
+
+    def describe(self) -> str: ...
+
+
+class Event(Protocol):
+    """An event config, as much of it as a preflight check needs (``events.config.EventConfig``).
+
+    A protocol rather than an import keeps ``check/`` below ``events/`` in the layers.
+    """
+
+    @property
+    def time(self) -> Clock: ...
+    @property
+    def entrants(self) -> Sequence[Entrant]: ...
 
 
 class PreflightFailed(RuntimeError):
@@ -34,7 +68,7 @@ class PreflightFailed(RuntimeError):
         super().__init__("\n".join(parts))
 
 
-def preflight_settings(config: EventConfig) -> CheckSettings:
+def preflight_settings(config: Event) -> CheckSettings:
     """The check an event runs: its own clock, short matches, no tight-clock phase."""
     t = config.time
     return CheckSettings(per_move_ms=t.per_move_ms, tight_ms=t.per_move_ms, target=PREFLIGHT_TARGET,
@@ -42,7 +76,7 @@ def preflight_settings(config: EventConfig) -> CheckSettings:
                          phases=tuple(p for p in PHASES if p != "tight-clock"))
 
 
-async def preflight(config: EventConfig, played: Iterable[str], log_dir: Path,
+async def preflight(config: Event, played: Iterable[str], log_dir: Path,
                     say: Callable[[str], None] | None = None) -> dict[str, CheckReport]:
     """Check every launched entrant not in ``played``; raise :class:`PreflightFailed` if any fails.
 
