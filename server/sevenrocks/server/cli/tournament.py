@@ -30,6 +30,8 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
                   tls: tuple[bytes, bytes] | None = None, db: Path | None = None) -> Executor:
     """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
     hidden = harness_files(db, out)
+    if os.path.isfile(config.source):  # it may hold remote entrants' tokens
+        hidden += (Path(config.source).resolve(),)
     if cluster is not None:
         from ..events.cluster import ClusterExecutor
 

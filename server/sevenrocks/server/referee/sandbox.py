@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Literal
 
 from .cgroups import BotGroup, CgroupRoot, find_root
+from .view import bind_plan, command_paths, others_to_hide, under
 
 __all__ = ["BOT_SOCKET", "Limits", "MODES", "Prepared", "Sandbox", "SandboxError", "SandboxSettings", "command_paths",
            "open_sandbox", "other_entrants_paths"]
@@ -227,7 +228,8 @@ class Sandbox:
         """
         if self._closed:
             raise SandboxError("the sandbox of this run is closed")
-        argv, named = command_paths(argv)
+        cwd = Path(os.getcwd())
+        argv, named = command_paths(argv, cwd)
         spec: dict[str, object] = {"parent": os.getpid()}
         bot_env = dict(env)
         group: BotGroup | None = None
@@ -249,11 +251,14 @@ class Sandbox:
             spec["uid"] = uid
         if self.mode == "bwrap":
             assert self.run_dir is not None
-            shared = [str(p) for p in python_environment(env.get("PYTHONPATH", ""))] + [str(p) for p in named]
-            others = [o for o in others if not _under(o, SYSTEM_DIRS) and not _under(o, shared)
-                      and o not in named]
+            workdir = self._workdir(cwd, uid is not None)
+            if workdir is not None and not under(workdir, sources):
+                sources = [s for s in sources if not under(s, [workdir])] + [workdir]
+            protected: list[Path | str] = [*SYSTEM_DIRS, *(p for p in python_environment(env.get("PYTHONPATH", ""))
+                                                           if not under(cwd, [p]))]
+            hidden = [*self.hidden, self.run_dir, *others_to_hide(others, named, sources, protected)]
             stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
-            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, [*self.hidden, *others])
+            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, hidden, workdir)
             if stage:
                 spec["stage"] = stage
                 cleanup.append(stage_dir)
@@ -268,7 +273,8 @@ class Sandbox:
                 os.chown(tmp, uid, uid)
             cleanup.append(tmp)
             bot_env.update(HOME=str(tmp), TMPDIR=str(tmp))
-            spec["cwd"] = str(tmp)
+            # The bot starts where the harness was started (as under bwrap), when its uid may enter.
+            spec["cwd"] = str(cwd if uid is None or _world_readable(cwd) else tmp)
         return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup)
 
     def _rlimits(self, group: BotGroup | None) -> dict[str, list[int]]:
@@ -312,6 +318,16 @@ class Sandbox:
                 out = [o for o in out if not _under(o, [str(p)])] + [p]
         return out
 
+    def _workdir(self, cwd: Path, unprivileged: bool) -> Path | None:
+        """The harness's working folder, when it can be the bot's (read-only); else None (the bot
+        starts in its private /tmp): not ``/`` or ``/tmp`` themselves, not inside the harness's
+        hidden files, and readable by the bot's own uid."""
+        if cwd in (Path("/"), Path(tempfile.gettempdir())) or under(cwd, SYSTEM_DIRS):
+            return None
+        if any(under(cwd, [h]) for h in self.hidden) or (unprivileged and not _world_readable(cwd, ancestors=False)):
+            return None
+        return cwd
+
     def _uid_for(self, sources: Sequence[Path]) -> int | None:
         """A fresh uid for the bot when the harness is root (and, outside bwrap, the bot can read its files)."""
         if not self.root:
@@ -329,7 +345,7 @@ class Sandbox:
         return UID_BASE + secrets.randbelow(UID_SPAN)
 
     def _bwrap_args(self, sources: Sequence[Path], stage_dir: Path, unprivileged: bool,
-                    hidden: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
+                    hidden: Sequence[Path], workdir: Path | None = None) -> tuple[list[str], list[list[str]]]:
         args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--hostname", "sevenrocks-bot"]
@@ -347,7 +363,17 @@ class Sandbox:
             args += ["--size", str(self.limits.memory_mb * 2**20)]
         args += ["--tmpfs", "/tmp"]
         stage: list[list[str]] = []
+        assert self.run_dir is not None
+        empty_file, empty_dir = self.run_dir / "empty", self.run_dir / "empty.d"
+        if not empty_file.exists():
+            empty_file.touch(mode=0o444)
+            empty_dir.mkdir(mode=0o555)
         for i, src in enumerate(sources):
+            inside = [h for h in self.hidden if under(src, [h])]
+            if inside and src != workdir:
+                raise SandboxError(f"the bot needs {src}, which lies inside the harness's own {inside[0]} "
+                                   "(database or output folder); put the bot's files elsewhere or choose "
+                                   "another --out")
             where = str(src)
             if unprivileged and not _world_readable(src, ancestors=False):
                 raise SandboxError(
@@ -364,16 +390,11 @@ class Sandbox:
                     target.touch(mode=0o644)
                 stage.append([where, str(target)])
                 where = str(target)
-            args += ["--ro-bind", where, str(src)]
-        assert self.run_dir is not None
-        empty_file, empty_dir = self.run_dir / "empty", self.run_dir / "empty.d"
-        if not empty_file.exists():
-            empty_file.touch(mode=0o444)
-            empty_dir.mkdir(mode=0o555)
-        for h in hidden:  # files of the harness or of other bots that sit inside a bound folder
-            if any(_under(h, [str(s)]) for s in sources) and h.exists():
-                args += ["--ro-bind", str(empty_dir if h.is_dir() else empty_file), str(h)]
-        args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent), "--chdir", "/tmp"]
+            # Files of the harness or of other bots inside a bound folder are left out of its view.
+            args += bind_plan(Path(where), src, hidden, (empty_file, empty_dir))
+        args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent)]
+        # Folders rebuilt for the view live on bubblewrap's root tmpfs: read-only like the rest.
+        args += ["--remount-ro", "/", "--chdir", str(workdir or "/tmp")]
         return args, stage
 
     def _bwrap_problem(self) -> str | None:
@@ -476,24 +497,8 @@ def python_environment(pythonpath: str = "") -> list[Path]:
     return found
 
 
-def command_paths(argv: Sequence[str]) -> tuple[list[str], list[Path]]:
-    """argv with relative paths made absolute (bots start in their private /tmp), and the paths named."""
-    out: list[str] = []
-    named: list[Path] = []
-    for i, word in enumerate(argv):
-        looks = "/" in word or word.endswith(".py")
-        if looks and not word.startswith("-") and os.path.exists(word):
-            absolute = os.path.abspath(word)
-            out.append(absolute)
-            named.append(Path(absolute))
-        else:
-            out.append(word)
-    return out, named
-
-
 def _under(path: Path, roots: Iterable[str]) -> bool:
-    s = str(path)
-    return any(s == r or s.startswith(r.rstrip("/") + "/") for r in roots)
+    return under(path, roots)
 
 
 def _world_readable(path: Path, ancestors: bool = True) -> bool:
