@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+from pathlib import Path
 
 __all__ = ["DropProxy"]
 
@@ -24,15 +26,20 @@ class DropProxy:
         self.host = host
         self.target_port = target_port
         self._server: asyncio.Server | None = None
+        self._unix: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         #: Connections accepted so far (a reconnect shows as one more).
         self.accepted = 0
 
-    async def start(self) -> int:
-        """Listen on a free loopback port; return it."""
+    async def start(self, unix_socket: Path | None = None) -> int:
+        """Listen on a free loopback port (and on ``unix_socket``, the path a sandboxed bot
+        dials); return the port."""
         self._server = await asyncio.start_server(self._handle, self.host, 0)
         port: int = self._server.sockets[0].getsockname()[1]
+        if unix_socket is not None:
+            self._unix = await asyncio.start_unix_server(self._handle, str(unix_socket))
+            os.chmod(unix_socket, 0o666)  # a bot under a uid of its own must be able to connect
         return port
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -72,10 +79,11 @@ class DropProxy:
 
     async def stop(self) -> None:
         self.drop()
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 1.0)
-            self._server = None
+        for server in (self._server, self._unix):
+            if server is not None:
+                server.close()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(server.wait_closed(), 1.0)
+        self._server = self._unix = None
         for t in list(self._tasks):
             t.cancel()

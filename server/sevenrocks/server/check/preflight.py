@@ -5,7 +5,8 @@ round has wasted everyone's time; the check takes seconds per bot. Entrants that
 already have a stored match (a resumed event) are not checked again, and remote
 entrants cannot be (the harness does not start them): the report says so. If any
 entrant fails, the event does not start, and :class:`PreflightFailed` carries each
-failing entrant's report.
+failing entrant's report. Each bot is checked in the event's own sandbox, with the
+event's files hidden, so a bot that passes here starts in the event.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from ..referee.sandbox import SandboxSettings
 from .run import PHASES, CheckReport, CheckSettings, check_hint, run_check
 
 __all__ = ["PreflightFailed", "preflight", "preflight_settings"]
@@ -54,6 +56,8 @@ class Event(Protocol):
     def time(self) -> Clock: ...
     @property
     def entrants(self) -> Sequence[Entrant]: ...
+    @property
+    def sandbox(self) -> SandboxSettings: ...
 
 
 class PreflightFailed(RuntimeError):
@@ -77,10 +81,11 @@ def preflight_settings(config: Event) -> CheckSettings:
 
 
 async def preflight(config: Event, played: Iterable[str], log_dir: Path,
-                    say: Callable[[str], None] | None = None) -> dict[str, CheckReport]:
+                    say: Callable[[str], None] | None = None, hidden: Sequence[Path] = ()) -> dict[str, CheckReport]:
     """Check every launched entrant not in ``played``; raise :class:`PreflightFailed` if any fails.
 
-    Returns the reports of the entrants checked (all passed).
+    ``hidden``: the event's own files (database, output folder), kept from the bots as
+    in the event. Returns the reports of the entrants checked (all passed).
     """
     seen = set(played)
     settings = preflight_settings(config)
@@ -96,7 +101,8 @@ async def preflight(config: Event, played: Iterable[str], log_dir: Path,
         if say:
             say(f"preflight: checking {e.name} ({e.describe()})")
         commands[e.name] = e.command
-        report = await run_check(e.command, settings, log_dir / "preflight" / e.name, env=dict(e.env))
+        report = await run_check(e.command, settings, log_dir / "preflight" / e.name, env=dict(e.env),
+                                 sandbox=config.sandbox, hidden=hidden)
         reports[e.name] = report
         if say:
             say(f"preflight: {e.name} {'passed' if report.passed else 'FAILED'}")

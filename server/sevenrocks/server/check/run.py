@@ -13,6 +13,12 @@ does) against an embedded referee on loopback, and plays, with the forfeit polic
   that cuts its connection mid-match; that match is lost by design, and the bot
   must come back on a new stream and play a clean match.
 
+The bots run as an event runs them: in the same sandbox (``--sandbox``, default
+``auto``, so bubblewrap where it runs), from the same working folder, with the
+same environment, so a PASS means an event will start the bot; the report names
+the sandbox. A stream the referee refuses (no token, a wrong one, another
+protocol version, no Hello) is reported with the referee's own status and reason.
+
 Each match is a phase; a phase passes when its match ends normally (target or
 round cap). The report counts the legal moves, the decision times at the referee
 against the limit, the faults by cause and the protocol notices the bot was sent;
@@ -25,20 +31,25 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import shlex
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import grpc
 
 from sevenrocks.sdk.rules import FaultCause, Move, Play, Ruleset, make_ruleset
 
 from ..referee import Referee, RefereeMatch
 from ..referee.faults import FaultPolicy, TimeControl
 from ..referee.launch import BotProcess, bot_command
+from ..referee.sandbox import Sandbox, SandboxSettings
 from .dropproxy import DropProxy
 from .scenarios import SCENARIOS, Scenario, opening_for
 
@@ -114,6 +125,8 @@ class CheckReport:
     reconnect_s: float | None = None
     #: Entrant -> the last lines of its output, for the entrants that faulted.
     log_tails: dict[str, list[str]] = field(default_factory=dict)
+    #: Which sandbox held the bot (and its warnings), as an event would print it.
+    sandbox: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -129,7 +142,7 @@ class CheckReport:
     def render(self) -> str:
         """The report as printed by ``sevenrocks check``."""
         s = self.settings
-        out = [f"sevenrocks check: {shlex.join(self.command)}",
+        out = [f"sevenrocks check: {shlex.join(self.command)}", *self.sandbox,
                f"{'phase':<15} {'ruleset':<12} {'result':<7} {'moves':>6} {'p50 ms':>7} {'p95 ms':>7} "
                f"{'max ms':>7} {'limit':>6}  detail"]
         for p in self.phases:
@@ -193,18 +206,41 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+class _Referee(Referee):
+    """The referee, noting every Play stream it refuses (status and reason), for the report."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.refusals: list[str] = []
+
+    async def _play(self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+                    ) -> AsyncIterator[bytes]:
+        try:
+            async for batch in super()._play(requests, context):
+                yield batch
+        finally:
+            code = context.code()
+            if isinstance(code, grpc.StatusCode) and code is not grpc.StatusCode.OK:
+                self.refusals.append(f"{code.name}: {context.details()}")
+
+
 class _Check:
     """One run: the referee, the relay, the bot processes, the phases."""
 
     def __init__(self, command: Sequence[str], settings: CheckSettings, logs: Path,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, sandbox: SandboxSettings = SandboxSettings(),
+                 hidden: Sequence[Path] = ()) -> None:
         # A lone registered bot name (greedy) or module:Class runs through the SDK client.
         self.command = bot_command(command[0]) if len(command) == 1 and " " not in command[0] else list(command)
         self.env = dict(env or {})
         self.settings = settings
         self.logs = logs
         self.tokens = {name: secrets.token_urlsafe(16) for name in ENTRANTS}
-        self.referee = Referee(self.tokens, self._clock(settings.per_move_ms), FaultPolicy("forfeit"))
+        self.referee = _Referee(self.tokens, self._clock(settings.per_move_ms), FaultPolicy("forfeit"))
+        self.sandbox_settings = sandbox
+        self.hidden = [*hidden, logs]
+        #: bot-1.. run in ``boxes[0]``; bot-0 in ``boxes[1]``, whose socket is the relay's.
+        self.boxes: list[Sandbox] = []
         self.referee.seats.history = []
         self.proxy: DropProxy | None = None
         self.addresses: dict[str, str] = {}
@@ -218,8 +254,9 @@ class _Check:
     # ------------------------------------------------------------------ processes
 
     def _launch(self, name: str) -> None:
+        box = self.boxes[1 if name == "bot-0" else 0]
         proc = BotProcess().start(self.command, self.addresses[name], self.tokens[name],
-                                  self.logs / f"{name}.log", entrant=name, env=self.env)
+                                  self.logs / f"{name}.log", entrant=name, env=self.env, sandbox=box)
         self.referee.attach_process(name, proc)
         self.procs[name] = proc
 
@@ -234,9 +271,19 @@ class _Check:
 
     async def run(self) -> CheckReport:
         s = self.settings
-        port = await self.referee.start("127.0.0.1:0")
-        self.proxy = DropProxy(port)
-        relay = await self.proxy.start()
+        try:
+            for _ in range(2):
+                self.boxes.append(await asyncio.to_thread(Sandbox, self.sandbox_settings, self.hidden))
+            box = self.boxes[0]
+            self.report.sandbox = [box.describe(), *(f"warning: {w}" for w in box.warnings)]
+            port = await self.referee.start("127.0.0.1:0", unix_socket=box.socket_path)
+            self.proxy = DropProxy(port)
+            relay = await self.proxy.start(self.boxes[1].socket_path)
+        except BaseException:
+            await self.referee.stop()
+            for b in self.boxes:
+                b.close()
+            raise
         self.addresses = {name: f"127.0.0.1:{relay if name == 'bot-0' else port}" for name in ENTRANTS}
         plan = self._plan()
         try:
@@ -255,7 +302,7 @@ class _Check:
                 await play(result)
                 connected = {x.entrant for x in self.referee.seats.history or ()}
                 if result.offenders - connected:
-                    stopped = "not played: the bot did not connect"
+                    stopped = self._never_connected(result)
         finally:
             await self.referee.stop(grace=1.0)
             await self.proxy.stop()
@@ -265,12 +312,25 @@ class _Check:
                     proc.terminate()
 
             await asyncio.gather(*(asyncio.to_thread(end, p) for p in self.procs.values()))
+            for b in self.boxes:
+                b.close()
         self._collect_notices()
         for name in sorted({o for p in self.report.phases for o in p.offenders}):
             path = self.logs / f"{name}.log"
             if path.exists():
                 self.report.log_tails[name] = path.read_text(errors="replace").strip().splitlines()[-8:]
         return self.report
+
+    def _never_connected(self, result: PhaseResult) -> str:
+        """Why the later phases are not played; a refused stream replaces "exited before it connected"
+        with the referee's own status and reason."""
+        refused = list(dict.fromkeys(self.referee.refusals))
+        if not refused:
+            return "not played: the bot did not connect"
+        who = sorted(result.offenders)[0]
+        result.faults = Counter({"refused": len(result.offenders)})
+        result.detail = f"{who}: the referee refused its stream: {'; '.join(refused[:2])}"
+        return f"not played: the referee refused the bot's stream ({refused[0].split(':')[0]})"
 
     def _plan(self) -> list[tuple[str, str, int, Callable[[PhaseResult], Awaitable[None]]]]:
         s = self.settings
@@ -419,14 +479,18 @@ class _Check:
 
 
 async def run_check(command: Sequence[str], settings: CheckSettings = CheckSettings(),
-                    logs: Path | None = None, env: Mapping[str, str] | None = None) -> CheckReport:
-    """Run the whole check on ``command`` (an argv); never raises for a misbehaving bot.
+                    logs: Path | None = None, env: Mapping[str, str] | None = None,
+                    sandbox: SandboxSettings = SandboxSettings(), hidden: Sequence[Path] = ()) -> CheckReport:
+    """Run the whole check on ``command`` (an argv) in ``sandbox``; never raises for a misbehaving bot.
 
-    Raises :class:`~sevenrocks.server.referee.launch.LaunchError` if the command
-    cannot be started at all.
+    ``hidden``: files of the harness the bot must not see (an event's database and
+    output folder; the check's own logs are always hidden). Raises
+    :class:`~sevenrocks.server.referee.launch.LaunchError` if the command cannot be
+    started at all, :class:`~sevenrocks.server.referee.sandbox.SandboxError` if the
+    sandbox refuses it (as it would in an event).
     """
     with tempfile.TemporaryDirectory(prefix="sevenrocks-check-") as tmp:
-        folder = logs or Path(tmp)
+        folder = Path(os.path.abspath(logs or tmp))
         folder.mkdir(parents=True, exist_ok=True)
-        return await _Check(command, settings, folder, env).run()
+        return await _Check(command, settings, folder, env, sandbox, hidden).run()
 

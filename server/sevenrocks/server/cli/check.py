@@ -9,6 +9,7 @@ import click
 
 from ..check.run import PHASES, CheckSettings, run_check
 from ..referee.launch import LaunchError, bot_command
+from ..referee.sandbox import MODES, SandboxError, SandboxSettings
 
 
 @click.command("check", epilog="""\b
@@ -34,12 +35,19 @@ Exit status: 0 when every phase passes, 1 on any failure, 2 for bad input.""")
 @click.option("--phase", "phases", multiple=True, type=click.Choice(PHASES), help="Run only this phase (repeat).")
 @click.option("--logs", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep each bot process's output in this folder (bot-0.log .. bot-3.log).")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), envvar="SEVENROCKS_SANDBOX", default="auto",
+              show_default=True,
+              help="How the bot is contained, as in an event: bwrap, rlimits, off; auto picks the strongest "
+                   "that runs here (docs/security.md).")
 def check(command: tuple[str, ...], per_move_ms: int, tight_ms: int, target: int, seed: int,
-          connect_timeout: float, phases: tuple[str, ...], logs: Path | None) -> None:
+          connect_timeout: float, phases: tuple[str, ...], logs: Path | None, sandbox_mode: str) -> None:
     """Check a bot before an event: launch CMD once per seat (with SEVENROCKS_REFEREE,
     SEVENROCKS_TOKEN and SEVENROCKS_ENTRANT set, as `sevenrocks match` does) and play
     both rulesets (fives with 2, 3 and 4 players), scripted awkward positions, a tight
     clock and a reconnect; print a report and exit non-zero on any failure.
+
+    The bot runs as an event would run it, from this folder: in the same sandbox
+    (named in the report), with the same environment.
 
     A single word that is a registered bot name (greedy, random, ...) or module:Class
     runs through the Python SDK; anything else is the command line of your bot.
@@ -51,10 +59,14 @@ def check(command: tuple[str, ...], per_move_ms: int, tight_ms: int, target: int
                              connect_timeout_s=connect_timeout, reconnect_timeout_s=max(20.0, connect_timeout),
                              phases=phases)
     try:
-        report = asyncio.run(run_check(argv, settings, logs))
+        report = asyncio.run(run_check(argv, settings, logs,
+                                       sandbox=SandboxSettings(mode=sandbox_mode)))  # type: ignore[arg-type]
     except LaunchError as e:
         click.echo(f"Error: {e}", err=True)
         raise SystemExit(2) from None
+    except SandboxError as e:
+        click.echo(f"FAIL: the sandbox an event would use refuses this bot: {e}", err=True)
+        raise SystemExit(1) from None
     click.echo(report.render())
     if not report.passed:
         raise SystemExit(1)

@@ -149,7 +149,8 @@ async def run_event(
         from ..check.preflight import preflight
 
         played = {s for m in store.matches([config.name]) for s in m.seats}
-        await preflight(config, played, preflight_logs or Path("sevenrocks-out") / "logs", say)
+        await preflight(config, played, preflight_logs or Path("sevenrocks-out") / "logs", say,
+                        hidden=getattr(executor, "hidden", ()))
     order = resume_ratings(config, store)
     if plan.replayed:  # the replayed entrant's matches left the ratings: store them as they are now
         store.save_all_ratings(config.name, order.book.rows(), order.next)
