@@ -15,6 +15,10 @@ What "what it runs" means, checked without running anything:
 * ``python -m MODULE`` hashes the module's file (every ``.py`` file of its folder
   when it is a package) and, when the module belongs to an installed distribution,
   records that distribution's name and version;
+* ``--bot module:Class`` or ``--bot path/file.py:Class`` (the SDK's launcher,
+  ``python -m sevenrocks.sdk.client --bot first_bot:Scorer``) hashes the file or
+  package that names, found as the launched bot will find it (the working folder
+  first): the same files the sandbox gives the bot (:func:`..referee.view.command_paths`);
 * a program found on ``PATH`` (``argv[0]``) is hashed too, except the Python
   interpreter, which is recorded by version (a bot is not a different bot because
   the interpreter was rebuilt).
@@ -36,6 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..referee.view import bot_spec_path
 from .config import EventConfig, Entrant
 
 #: Package folders bigger than this many .py files are hashed by file names and sizes only.
@@ -85,6 +90,10 @@ def command_content(argv: tuple[str, ...] | list[str]) -> dict[str, str]:
     for i, arg in enumerate(args):
         if arg == "-m" and i + 1 < len(args):
             out.update(_module_content(args[i + 1]))
+        elif i > 0 and args[i - 1] == "--bot":
+            found = bot_spec_path(arg, Path.cwd())
+            if found is not None:
+                out[f"bot {arg}"] = _hash_folder(found) if found.is_dir() else _hash_file(found)
         elif (i == 0 or args[i - 1] != "-m") and not arg.startswith("-") and os.path.isfile(arg):
             out[f"file {arg}"] = _hash_file(Path(arg))
     return out

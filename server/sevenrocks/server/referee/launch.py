@@ -43,17 +43,23 @@ class LaunchError(RuntimeError):
 
 
 def bot_command(spec: str) -> list[str]:
-    """argv for a ``--seat`` value: a registered bot name or ``module:Class`` runs through
-    the SDK client (``python -m sevenrocks.sdk.client --bot SPEC``); anything else is a
+    """argv for a ``--seat`` value: a registered bot name, ``module:Class`` or
+    ``path/to/file.py:Class`` runs through the SDK client (``python -m
+    sevenrocks.sdk.client --bot SPEC``, as ``simulate`` loads it); anything else is a
     shell-style command line.
     """
     words = shlex.split(spec)
-    if len(words) == 1 and "/" not in spec and not spec.endswith(".py") and (
-        ":" in spec or spec.replace("-", "_").isidentifier()
+    if len(words) != 1:
+        return words
+    module, colon, attr = spec.rpartition(":")
+    if colon and attr.isidentifier() and (
+        module.endswith(".py") or all(part.isidentifier() for part in module.split("."))
     ):
+        return [sys.executable, "-m", "sevenrocks.sdk.client", "--bot", spec]
+    if "/" not in spec and not spec.endswith(".py") and spec.replace("-", "_").isidentifier():
         from sevenrocks.sdk.registry import bot_names
 
-        if ":" in spec or spec in bot_names():
+        if spec in bot_names():
             return [sys.executable, "-m", "sevenrocks.sdk.client", "--bot", spec]
     return words
 
