@@ -182,3 +182,21 @@ def test_other_entrants_folders_are_hidden_but_never_a_folder_the_bot_needs(in_e
     assert others_to_hide([ev.parent / "r.py"], [ev / "bot.py"], [ev], ["/usr"]) == [ev.parent / "r.py"]
     # A file both name (two seats of one script) is never hidden from either.
     assert others_to_hide([ev / "bot.py"], mine, sources, ["/usr"]) == []
+
+
+def test_two_entrants_sharing_a_folder_inside_the_working_folder_each_start(in_event_folder: Path) -> None:
+    """The attack bots' layout: scripts side by side in a subfolder of the folder the event runs from.
+    Each bot keeps its own script; only the other's named file goes."""
+    require_bwrap()
+    ev = in_event_folder
+    (ev / "rival" / "mine.py").write_text("import os\nprint(sorted(os.listdir(os.path.dirname(__file__))))\n")
+    os.chmod(ev / "rival" / "mine.py", 0o644)
+    with Sandbox(SandboxSettings(mode="bwrap"), harness_files(ev)) as sb:
+        prep = sb.prepare([sys.executable, "rival/mine.py"], sb.environment(os.environ), "mine",
+                          command_paths([sys.executable, "rival/rival.py"])[1])
+        try:
+            r = subprocess.run(prep.argv, env=prep.env, capture_output=True, text=True, timeout=60)
+        finally:
+            sb.release(prep)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['mine.py', 'weights.bin']"  # a shared folder: the other's weights stay (see docs)

@@ -252,11 +252,15 @@ class Sandbox:
         if self.mode == "bwrap":
             assert self.run_dir is not None
             workdir = self._workdir(cwd, uid is not None)
+            for src in sources if uid is not None else ():  # before the working folder takes some in
+                _readable_by_a_bot(src)
+            # What this bot needs by name (its script's folder...), before the working folder takes it in.
+            needs = [*sources, *([workdir] if workdir is not None else [])]
             if workdir is not None and not under(workdir, sources):
                 sources = [s for s in sources if not under(s, [workdir])] + [workdir]
             protected: list[Path | str] = [*SYSTEM_DIRS, *(p for p in python_environment(env.get("PYTHONPATH", ""))
                                                            if not under(cwd, [p]))]
-            hidden = [*self.hidden, self.run_dir, *others_to_hide(others, named, sources, protected)]
+            hidden = [*self.hidden, self.run_dir, *others_to_hide(others, named, needs, protected)]
             stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
             bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, hidden, workdir)
             if stage:
@@ -375,10 +379,8 @@ class Sandbox:
                                    "(database or output folder); put the bot's files elsewhere or choose "
                                    "another --out")
             where = str(src)
-            if unprivileged and not _world_readable(src, ancestors=False):
-                raise SandboxError(
-                    f"{src} is not readable by others, so a bot (run under a uid of its own, not root) "
-                    f"could not read it; make it readable (chmod -R o+rX {src}) or move the bot's files")
+            if unprivileged:
+                _readable_by_a_bot(src)
             if unprivileged and not _world_readable(src):
                 # The bot's uid cannot reach src (e.g. a Python under /root): the jail binds
                 # it onto a staging path it can reach, in a mount namespace of its own.
@@ -499,6 +501,14 @@ def python_environment(pythonpath: str = "") -> list[Path]:
 
 def _under(path: Path, roots: Iterable[str]) -> bool:
     return under(path, roots)
+
+
+def _readable_by_a_bot(src: Path) -> None:
+    """Refuse, with the fix, a folder or file a bot under a uid of its own could not read."""
+    if not _world_readable(src, ancestors=False):
+        raise SandboxError(
+            f"{src} is not readable by others, so a bot (run under a uid of its own, not root) "
+            f"could not read it; make it readable (chmod -R o+rX {src}) or move the bot's files")
 
 
 def _world_readable(path: Path, ancestors: bool = True) -> bool:
