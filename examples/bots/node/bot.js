@@ -42,7 +42,9 @@ function settings(argv) {
     referee: process.env.SEVENROCKS_REFEREE || "",
     token: process.env.SEVENROCKS_TOKEN || "",
     entrant: process.env.SEVENROCKS_ENTRANT || "",
-    proto: process.env.SEVENROCKS_PROTO || path.join(__dirname, "..", "..", "..", "proto", "sevenrocks", "v1", "referee.proto"),
+    // The kit ships its copy of proto/sevenrocks/v1/referee.proto (a test keeps the two identical),
+    // so the bot reads nothing outside its own folder: that is all a sandboxed bot may be given.
+    proto: process.env.SEVENROCKS_PROTO || path.join(__dirname, "referee.proto"),
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
