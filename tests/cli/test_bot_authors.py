@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -13,9 +14,12 @@ from click.testing import CliRunner
 from sevenrocks.bots.random import RandomBot
 from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.registry import bot_names, import_bot_module, load_bot
+from sevenrocks.sdk.rules.replay import verify_file
 from sevenrocks.server.cli import cli
+from sevenrocks.server.events.store import Store
 
 from ..fresh_env import fresh_env
+from ..user_paths import expect_success, inline_commands, require_default_sandbox
 
 ROOT = Path(__file__).parent.parent.parent
 SEVENROCKS = Path(sys.executable).with_name("sevenrocks")
@@ -88,3 +92,63 @@ def test_simulate_help_lists_the_registered_bots() -> None:
     names = bot_names()
     assert names and all(n in text for n in names)
     assert "module:Class" in text and "file.py:Class" in text
+
+
+# ---------------------------------------------------------------------- as documented, in the sandbox
+
+def readme_commands() -> list[str]:
+    """The ``sevenrocks`` commands the README's "Write a bot" section quotes, in order."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("## Write a bot", 1)[1].split("\n## ", 1)[0]
+    return inline_commands(section)
+
+
+def test_the_readme_commands_run_verbatim_in_the_default_sandbox(bot_dir: Path) -> None:
+    """From the folder that holds heaviest.py, with no SEVENROCKS_SANDBOX: bubblewrap holds the bots."""
+    require_default_sandbox()
+    os.chmod(bot_dir, 0o755)
+    commands = readme_commands()
+    assert [c.split()[1] for c in commands] == ["simulate", "match"], commands
+    simulated = expect_success(commands[0], bot_dir)
+    assert "heaviest" in simulated
+    played = expect_success(commands[1], bot_dir)
+    assert "forfeit" not in played, played
+    records = list((bot_dir / "out").glob("*.jsonl"))
+    assert len(records) == 1 and verify_file(records[0]) == []
+
+
+def test_an_event_beside_the_readme_bot_keeps_its_files_from_it(bot_dir: Path) -> None:
+    """heaviest.py beside the config, the database and the default sevenrocks-out/ (which lies inside
+    the bot's folder): the event plays clean in bubblewrap, and a bot there sees none of the event's files."""
+    require_default_sandbox()
+    os.chmod(bot_dir, 0o755)
+    (bot_dir / "snoop.py").write_text(SNOOP, encoding="utf-8")
+    (bot_dir / "ev.toml").write_text("\n".join([
+        '[event]', 'name = "readme"',
+        '[[entrants]]', 'name = "heaviest"', 'command = ["python", "heaviest.py"]',
+        '[[entrants]]', 'name = "snoop"', 'command = ["python", "snoop.py"]',
+        '[[entrants]]', 'name = "greedy"', 'bot = "greedy"',
+        '[[entrants]]', 'name = "random"', 'bot = "random"']) + "\n", encoding="utf-8")
+    expect_success("sevenrocks tournament ev.toml --budget 8", bot_dir)
+    with Store(bot_dir / "sevenrocks.db") as store:
+        matches = store.matches()
+    assert len(matches) == 8 and all(m.fault is None for m in matches), [m.fault for m in matches]
+    seen = (bot_dir / "sevenrocks-out" / "logs" / "snoop.log").read_text()
+    # Its own folder: not the config, the database, sevenrocks-out/, nor the other entrant's heaviest.py.
+    assert "SNOOP ['snoop.py']" in seen, seen
+
+
+#: A bot that says what it can see of its folder, then plays like the README's bot.
+SNOOP = '''import os
+from sevenrocks.sdk.bot import Bot
+from sevenrocks.sdk.client import run
+
+print("SNOOP", sorted(os.listdir(".")), flush=True)
+
+
+class Snoop(Bot):
+    def choose_move(self, view):
+        return view.legal_moves()[0]
+
+
+run(Snoop())
+'''

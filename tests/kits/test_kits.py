@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from sevenrocks.server.cli import cli
 
 from ..fresh_env import fresh_env
+from ..user_paths import expect_success, require_default_sandbox, sh_commands
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_KIT = ROOT / "examples" / "bots" / "node"
@@ -169,3 +170,32 @@ def test_kits_dial_a_unix_socket(kit: str, request: pytest.FixtureRequest, tmp_p
         assert all(m.decision_ms[s] for s in (0, 1))
 
     asyncio.run(play())
+
+
+# ---------------------------------------------------------------------- the READMEs, verbatim, in the sandbox
+
+def kit_commands(kit: Path) -> list[str]:
+    """The ``sevenrocks`` commands of the kit's README, as a reader types them from the repository's root."""
+    text = (kit / "README.md").read_text(encoding="utf-8")
+    assert "repository's root" in " ".join(text.split())
+    return sh_commands(text)
+
+
+@pytest.mark.parametrize("kit", ["node", "rust"])
+def test_the_kit_readme_commands_run_verbatim_in_the_default_sandbox(kit: str, request: pytest.FixtureRequest) -> None:
+    """Built as the README says (the fixture), then every documented command, verbatim, from the
+    repository's root, with no SEVENROCKS_SANDBOX: bubblewrap holds the bot, as it will for a reader."""
+    request.getfixturevalue(f"{kit}_bot")
+    require_default_sandbox()
+    commands = kit_commands(NODE_KIT if kit == "node" else RUST_KIT)
+    assert [c.split()[1] for c in commands] == ["check", "match"], commands
+    report = expect_success(commands[0], ROOT)
+    assert "PASS: 11 phases" in report and "faults: none" in report, report
+    played = expect_success(commands[1], ROOT)
+    assert "forfeit" not in played and ("target after" in played or "round_cap after" in played), played
+
+
+def test_the_node_kit_carries_the_projects_proto() -> None:
+    """bot.js reads the kit's own referee.proto (a sandboxed bot sees its folder, not the project's
+    proto/): it must be the project's contract, byte for byte."""
+    assert (NODE_KIT / "referee.proto").read_bytes() == (ROOT / "proto" / "sevenrocks" / "v1" / "referee.proto").read_bytes()
