@@ -152,3 +152,18 @@ class Snoop(Bot):
 
 run(Snoop())
 '''
+
+
+@pytest.mark.parametrize("spec", ["heaviest:Heaviest", "../bot/heaviest.py:Heaviest"])
+def test_match_seats_a_bot_class_as_simulate_loads_it(bot_dir: Path, spec: str) -> None:
+    """``--seat module:Class`` from the bot's folder and ``--seat path/to/bot.py:Class`` from another,
+    in the default sandbox: the seat runs that class through the SDK's launcher."""
+    require_default_sandbox()
+    os.chmod(bot_dir, 0o755)
+    home = bot_dir / "bot"
+    home.mkdir(mode=0o755)
+    (bot_dir / "heaviest.py").rename(home / "heaviest.py")
+    cwd = home if ":" in spec and "/" not in spec else bot_dir / "elsewhere"
+    cwd.mkdir(mode=0o755, exist_ok=True)
+    out = expect_success(f"sevenrocks match --seat {spec} --seat random --seat {spec} --seat random --target 50", cwd)
+    assert "Heaviest-0 & Heaviest-2" in out and "forfeit" not in out, out
