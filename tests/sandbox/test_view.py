@@ -68,6 +68,7 @@ def event_folder(root: Path) -> Path:
         "ev.toml": 'token = "remote-secret"', "sevenrocks.db": SECRET, "sevenrocks.db-wal": SECRET,
         "sevenrocks.db-shm": SECRET, "sevenrocks-out/logs/other.log": SECRET, "sevenrocks-out/site/m.jsonl": SECRET,
         "other.py": "print('another entrant')", "rival/rival.py": "print('rival')", "rival/weights.bin": "rival weights",
+        ".env": "API_KEY=operator-secret",
     }
     for name, text in files.items():
         (ev / name).write_text(text)
@@ -86,7 +87,7 @@ def probe(sb: Sandbox, ev: Path, others: list[Path], then: list[str] | None = No
     started, and return what it reports."""
     asked = ["weights.bin", "notes.txt", "ev.toml", "sevenrocks.db", "sevenrocks.db-wal", "sevenrocks.db-shm",
              "sevenrocks.db-journal", "sevenrocks-out/logs/other.log", "sevenrocks-out/logs/late.log",
-             "sevenrocks-out/site/m.jsonl", "other.py", "rival/rival.py", "rival/weights.bin", "late.jsonl"]
+             "sevenrocks-out/site/m.jsonl", "other.py", "rival/rival.py", "rival/weights.bin", "late.jsonl", ".env"]
     prep = sb.prepare([sys.executable, "bot.py"], sb.environment(os.environ), "probe", others)
     try:
         proc = subprocess.Popen(prep.argv, env=prep.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Literal
 
 from .cgroups import BotGroup, CgroupRoot, find_root
-from .view import bind_plan, command_paths, others_to_hide, under
+from .view import bind_plan, command_paths, dot_entries, others_to_hide, under
 
 __all__ = ["BOT_SOCKET", "Limits", "MODES", "Prepared", "Sandbox", "SandboxError", "SandboxSettings", "command_paths",
            "open_sandbox", "other_entrants_paths"]
@@ -261,6 +261,8 @@ class Sandbox:
             protected: list[Path | str] = [*SYSTEM_DIRS, *(p for p in python_environment(env.get("PYTHONPATH", ""))
                                                            if not under(cwd, [p]))]
             hidden = [*self.hidden, self.run_dir, *others_to_hide(others, named, needs, protected)]
+            if workdir is not None:
+                hidden += dot_entries(workdir, [*needs, *named])
             stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
             bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, hidden, workdir)
             if stage:

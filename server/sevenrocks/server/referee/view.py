@@ -26,12 +26,14 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["MAX_ENTRIES", "bind_plan", "bot_spec_path", "command_paths", "module_path", "others_to_hide", "under"]
+__all__ = ["MAX_ENTRIES", "bind_plan", "bot_spec_path", "command_paths", "dot_entries", "module_path", "others_to_hide", "under"]
 
 #: A folder that must be rebuilt entry by entry but holds more entries than this is bound
-#: whole, with empty stand-ins over its hidden paths (bubblewrap's arguments go through a
-#: pipe of about 64 KiB); the stand-ins then only cover what existed at launch.
-MAX_ENTRIES = 400
+#: whole, with empty stand-ins over its hidden paths, which then only cover what existed at
+#: launch. Each bind costs bubblewrap more than the last (it rereads the mount table):
+#: measured with bench/bench_botstart.py, 46 entries started a bot about as fast as no
+#: rebuild, 106 took twice as long, 206 four and a half times.
+MAX_ENTRIES = 64
 
 
 def under(path: Path, roots: Iterable[Path | str]) -> bool:
@@ -120,6 +122,17 @@ def others_to_hide(others: Iterable[Path], mine: Sequence[Path], sources: Sequen
         if folder != Path("/") and not under(folder, protected) and not any(under(s, [folder]) for s in sources):
             hide.append(folder)
     return hide
+
+
+def dot_entries(folder: Path, keep: Sequence[Path]) -> list[Path]:
+    """The dot files and folders of the working folder (``.git``, ``.env``, ``.ssh`` when it is a
+    home folder: where credentials live), except those holding something in ``keep`` (a
+    ``.venv`` the bot runs on, a file its command names)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [folder / n for n in sorted(names) if n.startswith(".") and not any(under(k, [folder / n]) for k in keep)]
 
 
 def bind_plan(where: Path, dest: Path, hidden: Sequence[Path], stand_in: tuple[Path, Path]) -> list[str]:
