@@ -89,3 +89,23 @@ def test_a_refused_handshake_is_reported_as_the_referee_saw_it(mode: str, status
     assert "before it connected" not in out
     assert f"not played: the referee refused the bot's stream ({status.split(':')[0]})" in out
     assert "faults: refused" in out
+
+
+def test_the_report_names_the_sandbox_and_a_missing_bwrap_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where bubblewrap is missing, ``auto`` falls back as an event would (the report says so) and
+    ``--sandbox bwrap`` fails the check, as it would refuse the event."""
+    from click.testing import CliRunner
+
+    from sevenrocks.server.cli import cli
+    from sevenrocks.server.referee import sandbox
+
+    monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bwrap")
+    runner = CliRunner()
+    done = runner.invoke(cli, ["check", "--sandbox", "bwrap", "--phase", "fives-2", "--", "greedy"])
+    assert done.exit_code == 1, done.output
+    assert "FAIL: the sandbox an event would use refuses this bot: --sandbox bwrap" in done.output
+    assert "/nonexistent/bwrap is not installed" in done.output
+    done = runner.invoke(cli, ["check", "--sandbox", "auto", "--phase", "fives-2", "--", "greedy"])
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()
+    assert lines[1].startswith("sandbox: rlimits") and lines[2].startswith("warning: bubblewrap is not usable")

@@ -397,7 +397,7 @@ class Sandbox:
             # Files of the harness or of other bots inside a bound folder are left out of its view.
             args += bind_plan(Path(where), src, hidden, (empty_file, empty_dir))
         args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent)]
-        # Folders rebuilt for the view live on bubblewrap's root tmpfs: read-only like the rest.
+        # The root tmpfs (where bubblewrap made the mount points) read-only too: nothing to write but /tmp.
         args += ["--remount-ro", "/", "--chdir", str(workdir or "/tmp")]
         return args, stage
 
