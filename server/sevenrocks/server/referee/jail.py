@@ -196,10 +196,26 @@ def supervise(spec: dict[str, object], argv: list[str]) -> None:
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     kill_groups(groups)
     if os.WIFSIGNALED(status):
-        killed_by = os.WTERMSIG(status)
-        signal.signal(killed_by, signal.SIG_DFL)
-        os.kill(me, killed_by)
+        pass_on(os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 255)
+
+
+def pass_on(killed_by: int) -> None:
+    """Die of the signal that killed the bot, so that the harness sees the bot's own end.
+
+    SIGKILL and SIGSTOP cannot be caught, so their disposition cannot be set either
+    (``signal.signal`` raises ``OSError: [Errno 22]``): they need no reset. Any
+    other signal is reset to its default first (this process handles a few).
+    """
+    if killed_by not in (signal.SIGKILL, signal.SIGSTOP):
+        try:
+            signal.signal(killed_by, signal.SIG_DFL)
+        except (OSError, ValueError):
+            killed_by = signal.SIGKILL
+    if killed_by == signal.SIGSTOP:
+        killed_by = signal.SIGKILL
+    os.kill(os.getpid(), killed_by)
+    os._exit(128 + killed_by)  # a signal whose default is not to die (e.g. SIGCHLD)
 
 
 def main() -> None:
