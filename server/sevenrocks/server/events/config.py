@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
+from sevenrocks.sdk.convert import MAX_ROUND_CAP, MAX_TARGET
 from sevenrocks.sdk.registry import bot_module, bot_names
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
 
@@ -329,6 +330,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     players = _get(w, ev, "players", int, 4)
     target = _get(w, ev, "target", int, 250)
     round_cap = _get(w, ev, "round_cap", int, 200)
+    _within(f"{w}.target", target, 1, MAX_TARGET, f"an integer from 1 to {MAX_TARGET}")
+    _within(f"{w}.round_cap", round_cap, 1, MAX_ROUND_CAP, f"an integer from 1 to {MAX_ROUND_CAP}")
     try:
         make_ruleset(ruleset, players, target, round_cap)
     except ValueError as e:
@@ -497,6 +500,8 @@ def _sandbox(source: str, sb: Mapping[str, Any]) -> SandboxSettings:
     values: dict[str, Any] = {}
     for key, (kind, what) in LIMIT_KEYS.items():
         value = _get(w, sb, key, kind, getattr(defaults, key))
+        if not math.isfinite(value):  # nan passes every comparison below; inf is no quota either
+            raise ConfigError(f"{w}.{key}: {value} is not a number; give the {what}, or 0 for no limit")
         if value < 0:
             raise ConfigError(f"{w}.{key}: {value} is negative; give the {what}, or 0 for no limit")
         values[key] = float(value) if key == "cpu_cores" else value
