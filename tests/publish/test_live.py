@@ -321,6 +321,40 @@ def test_a_viewer_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
     in_thread(go)
 
 
+def test_the_live_feed_answers_its_own_pages_only_and_never_http_0_9() -> None:
+    async def go() -> None:
+        site = LiveSite(lambda: None)  # loopback, no token: anyone on this machine may watch
+        port = await site.start("127.0.0.1", 0)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with aiohttp.ClientSession() as http:
+                for origin in (base, f"http://127.0.0.1:{port}/", None):  # this site, or no browser at all
+                    headers = {"Origin": origin} if origin else {}
+                    async with http.ws_connect(f"{base}/live/ws", headers=headers) as ws:
+                        assert (await ws.receive_json(timeout=10))["type"] in ("matches", "standings")
+                for origin in ("http://evil.example", f"http://localhost:{port}", f"http://127.0.0.1:{port + 1}",
+                               "null", f"https://127.0.0.1:{port}", f"{base}/live.html"):
+                    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                        await http.ws_connect(f"{base}/live/ws", headers={"Origin": origin})
+                    assert refused.value.status == 403, origin
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /live.html\r\n\r\n")  # HTTP/0.9: no version, no headers
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            assert answer == b"", answer[:200]
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /live.html HTTP/1.0\r\n\r\n")
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            assert answer.startswith(b"HTTP/1.0 200"), answer[:200]
+        finally:
+            await site.stop()
+
+    in_thread(go)
+
+
 def in_thread(coro: Any) -> None:
     """asyncio.run in a thread of its own: the module's browser holds this thread's loop."""
     from concurrent.futures import ThreadPoolExecutor

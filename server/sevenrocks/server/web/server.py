@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import HttpVersion10, WSMsgType, web
 
 from ..events.store import Store, StoredMatch
 from ..publish.leaderboard import LeaderboardError
@@ -116,6 +116,11 @@ class LiveSite:
     @web.middleware
     async def _auth(self, request: web.Request,
                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if request.version < HttpVersion10:
+            # HTTP/0.9 has no headers: no Host, no Origin, no cookie to check. Answer nothing.
+            if request.transport is not None:
+                request.transport.close()
+            raise web.HTTPBadRequest()
         if self.token is None:
             return await handler(request)
         given = request.query.get("token") or request.cookies.get(COOKIE) or ""
@@ -228,6 +233,9 @@ class LiveSite:
         return {"type": "standings", "rows": rows, "done": lb.matches, "total": lb.scheduled}
 
     async def _ws(self, request: web.Request) -> web.WebSocketResponse:
+        if not same_origin(request):
+            # Another web page open in the viewer's browser (a browser always sends its Origin).
+            raise web.HTTPForbidden(text="the live feed answers pages of this site only\n")
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096)
         await ws.prepare(request)
         watcher: asyncio.Task[None] | None = None
@@ -277,6 +285,30 @@ class LiveSite:
                     with contextlib.suppress(asyncio.CancelledError, ConnectionError):
                         await task
         return ws
+
+
+def same_origin(request: web.Request) -> bool:
+    """Whether a request comes from a page of this site, or from no web page at all.
+
+    Browsers send ``Origin`` with every WebSocket handshake, and a page cannot forge
+    it; a program that is not a browser may leave it out (it could set any header
+    anyway, and holds no viewer's cookie). So: no ``Origin`` passes, an ``Origin``
+    passes only when it names this server as the request reached it (``Host``).
+    """
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    if not sep or rest.rstrip("/") != rest.rstrip("/").split("/")[0]:
+        return False  # "null" (a sandboxed frame, a file), or not an origin at all
+    default = {"http": "80", "https": "443"}.get(scheme.lower())
+    want = f"{request.scheme}://{request.host}".lower()
+
+    def normal(o: str) -> str:
+        o = o.rstrip("/").lower()
+        return o[: -len(f":{default}")] if default and o.endswith(f":{default}") else o
+
+    return normal(origin) == normal(want)
 
 
 def _html(text: str) -> web.Response:
