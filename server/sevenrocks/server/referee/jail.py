@@ -22,7 +22,8 @@ itself. The child, in order:
 4. drops to the bot's own uid/gid (when the harness is root);
 5. arms the parent-death signal again (a uid change clears it);
 6. execs the bot (or bubblewrap with its arguments on a pipe, so that the bind
-   list never shows in ``/proc/1/cmdline`` inside the sandbox).
+   list never shows in ``/proc/1/cmdline`` inside the sandbox, and the seccomp
+   deny list on a file descriptor that bubblewrap loads just before the bot).
 """
 
 import ctypes
@@ -121,6 +122,14 @@ def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> N
     set_limits(spec.get("rlimits", {}))  # type: ignore[arg-type]
     if spec.get("stage"):
         stage(spec["stage"])  # type: ignore[arg-type]
+    seccomp = spec.get("seccomp")
+    filter_fd = -1
+    if isinstance(seccomp, str):  # opened while still privileged; bubblewrap reads it at the end
+        try:
+            filter_fd = os.open(seccomp, os.O_RDONLY)
+        except OSError as e:
+            fail(f"cannot open the seccomp filter {seccomp}: {e.strerror}")
+        os.set_inheritable(filter_fd, True)
     uid = spec.get("uid")
     if isinstance(uid, int):
         gid = spec.get("gid", uid)
@@ -147,7 +156,8 @@ def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> N
         os.write(w, data)
         os.close(w)
         os.set_inheritable(r, True)
-        argv = [str(spec["bwrap"]), "--args", str(r), "--", *argv]
+        extra = ["--seccomp", str(filter_fd)] if filter_fd >= 0 else []
+        argv = [str(spec["bwrap"]), "--args", str(r), *extra, "--", *argv]
     try:
         os.execvp(argv[0], argv)
     except OSError as e:

@@ -143,6 +143,8 @@ class Sandbox:
         self.root = os.geteuid() == 0
         self.run_dir: Path | None = None
         self.cgroups: CgroupRoot | None = None
+        #: The seccomp deny list bubblewrap loads for every bot (:mod:`.seccomp`), when it could be built.
+        self.seccomp: Path | None = None
         self._closed = False
         mode = settings.mode
         if mode not in MODES:
@@ -170,6 +172,8 @@ class Sandbox:
                     "included, unless their permissions forbid it), can reach the network, and other "
                     "processes of its uid can read its token. Install bubblewrap to contain them.")
         self.mode: Literal["bwrap", "rlimits", "off"] = mode  # type: ignore[assignment]
+        if self.mode == "bwrap":
+            self.seccomp = self._seccomp_filter()
         if self.mode == "rlimits" and self.root:
             self._uid_for([p for p in python_environment() if p.exists()])
         if self.mode != "off" and self.cgroups is None:
@@ -199,7 +203,8 @@ class Sandbox:
             return f"sandbox: off (no limits; bots in their own process group, log {self.limits.log_mb} MiB)"
         cg = "cgroups v%d" % self.cgroups.version if self.cgroups is not None else "no cgroups"
         if self.mode == "bwrap":
-            what = "bwrap (own user/pid/ipc/net/uts namespaces, read-only view, private /tmp, referee over a Unix socket)"
+            what = ("bwrap (own user/pid/ipc/net/uts namespaces, read-only view, private /tmp, referee over a Unix "
+                    f"socket{', seccomp deny list' if self.seccomp is not None else ''})")
         else:
             what = "rlimits (resource limits only, no namespaces)"
         own = self.root and not (self.mode == "rlimits" and any("run as root" in w for w in self.warnings))
@@ -259,6 +264,8 @@ class Sandbox:
                 cleanup.append(stage_dir)
             spec["bwrap"] = BWRAP
             spec["bwrap_args"] = bwrap_args
+            if self.seccomp is not None:
+                spec["seccomp"] = str(self.seccomp)
             bot_env.update(HOME="/tmp", TMPDIR="/tmp")
         elif self.mode == "rlimits":
             assert self.run_dir is not None
@@ -270,6 +277,19 @@ class Sandbox:
             bot_env.update(HOME=str(tmp), TMPDIR=str(tmp))
             spec["cwd"] = str(tmp)
         return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup)
+
+    def _seccomp_filter(self) -> Path | None:
+        from .seccomp import SeccompUnavailable, write_filter
+
+        assert self.run_dir is not None
+        path = self.run_dir / "seccomp.bpf"
+        try:
+            write_filter(path)
+        except (SeccompUnavailable, OSError) as e:
+            self.warnings.append(f"no seccomp filter in the sandbox ({e}): bots may call ptrace, bpf, keyctl, "
+                                 "perf_event_open and the mount calls (each still refused for want of privilege)")
+            return None
+        return path
 
     def _rlimits(self, group: BotGroup | None) -> dict[str, list[int]]:
         import resource
