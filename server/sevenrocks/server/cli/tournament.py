@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ..events.config import ConfigError, EventConfig, default_config, load_config
+from ..events.config import ConfigError, EventConfig, config_warnings, default_config, load_config
 from ..check.run import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..check.preflight import PreflightFailed
@@ -169,6 +169,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             config.sandbox, mode=sandbox_mode))  # type: ignore[arg-type]  # click.Choice(MODES) checked it
     if until_settled or budget is not None:
         config = adaptive(config, until_settled, budget)
+    for warning in config_warnings(config):
+        click.echo(f"warning: {warning}", err=True)
     web: tuple[str, int] | None = None
     if web_addr is not None:
         from ..web.server import parse_hostport

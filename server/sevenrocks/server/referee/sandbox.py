@@ -174,8 +174,10 @@ class Sandbox:
         self.mode: Literal["bwrap", "rlimits", "off"] = mode  # type: ignore[assignment]
         if self.mode == "bwrap":
             self.seccomp = self._seccomp_filter()
-        if self.mode == "rlimits" and self.root:
-            self._uid_for([p for p in python_environment() if p.exists()])
+        if self.mode == "off" and self.root:
+            self.warnings.append("--sandbox off as root: every bot runs as root, with no limits, and can read and "
+                                 "change anything on this machine (the event database included); use it only for "
+                                 "bots you trust")
         if self.mode != "off" and self.cgroups is None:
             self.warnings.append(
                 "no writable cgroup here (run as root with cgroups mounted to get them): memory is bounded by "
@@ -207,8 +209,10 @@ class Sandbox:
                     f"socket{', seccomp deny list' if self.seccomp is not None else ''})")
         else:
             what = "rlimits (resource limits only, no namespaces)"
-        own = self.root and not (self.mode == "rlimits" and any("run as root" in w for w in self.warnings))
-        uid = "own uid per bot" if own else "bots run as the harness's user"
+        if self.mode == "rlimits" and self.root:
+            what = ("rlimits (resource limits; as root also a mount namespace that hides the event's files "
+                    "and no network)")
+        uid = "own uid per bot" if self.root else "bots run as the harness's user"
         return f"sandbox: {what}; {cg}; {uid}; limits: {self.limits.describe()}"
 
     # ------------------------------------------------------------------ launching
@@ -252,11 +256,11 @@ class Sandbox:
         uid = self._uid_for(sources) if self.mode != "off" else None
         if uid is not None:
             spec["uid"] = uid
+        # Other entrants' files, except what this bot runs too (the Python environment, its own files).
+        shared = [str(p) for p in python_environment(env.get("PYTHONPATH", ""))] + [str(p) for p in named]
+        others = [o for o in others if not _under(o, SYSTEM_DIRS) and not _under(o, shared) and o not in named]
         if self.mode == "bwrap":
             assert self.run_dir is not None
-            shared = [str(p) for p in python_environment(env.get("PYTHONPATH", ""))] + [str(p) for p in named]
-            others = [o for o in others if not _under(o, SYSTEM_DIRS) and not _under(o, shared)
-                      and o not in named]
             stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
             bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, [*self.hidden, *others])
             if stage:
@@ -273,6 +277,9 @@ class Sandbox:
             tmp.mkdir(mode=0o700)
             if uid is not None:
                 os.chown(tmp, uid, uid)
+                stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
+                spec.update(self._private_view(sources, stage_dir, [*self.hidden, *others]))
+                cleanup.append(stage_dir)
             cleanup.append(tmp)
             bot_env.update(HOME=str(tmp), TMPDIR=str(tmp))
             spec["cwd"] = str(tmp)
@@ -333,20 +340,51 @@ class Sandbox:
         return out
 
     def _uid_for(self, sources: Sequence[Path]) -> int | None:
-        """A fresh uid for the bot when the harness is root (and, outside bwrap, the bot can read its files)."""
+        """A fresh uid for the bot when the harness is root: never a root bot in a mode that contains it.
+
+        Files the bot needs must be readable by others (a folder that is not is refused
+        with the fix, here or in :meth:`_bwrap_args`); folders it merely cannot reach
+        (a Python under ``/root``) are shown to it in a mount namespace of its own.
+        """
         if not self.root:
             return None
-        if self.mode == "rlimits":
-            blocked = sorted({p for p in sources if not _world_readable(p)})
-            blocked = [p for p in blocked if not any(q != p and _under(p, [str(q)]) for q in blocked)]
-            if blocked:
-                note = (f"bots run as root in rlimits mode: {', '.join(map(str, blocked[:3]))} "
-                        "cannot be read by an unprivileged uid, so a bot could raise its own limits and leave "
-                        "its cgroup; make those paths world-readable or use --sandbox bwrap")
-                if note not in self.warnings:
-                    self.warnings.append(note)
-                return None
+        for src in sources:
+            if not _world_readable(src, ancestors=False):
+                raise SandboxError(
+                    f"{src} is not readable by others, so a bot (run under a uid of its own, not root) "
+                    f"could not read it; make it readable (chmod -R o+rX {src}) or move the bot's files "
+                    "(or, for bots you trust, run them as root with --sandbox off)")
         return UID_BASE + secrets.randbelow(UID_SPAN)
+
+    def _private_view(self, sources: Sequence[Path], stage_dir: Path, hidden: Sequence[Path]) -> dict[str, object]:
+        """What the jail mounts, as root, in the ``rlimits`` bot's own mount (and network) namespace.
+
+        Each source under a folder the bot's uid cannot traverse (``/root``) is bound to a
+        staging path first; that folder is then covered by an empty tmpfs in which the
+        source is bound back at its own path, read-only (so a Python under ``/root``
+        imports as usual, and nothing else of ``/root`` shows). The event's files and
+        other entrants' files are covered by empty stand-ins, as in bubblewrap. The
+        network namespace is empty: the bot reaches the referee by its Unix socket.
+        """
+        stage: list[list[str]] = []
+        cover: set[str] = set()
+        reveal: list[list[str]] = []
+        for i, src in enumerate(sources):
+            if _world_readable(src):
+                continue
+            top = next(a for a in reversed(src.parents) if not os.stat(a).st_mode & stat.S_IXOTH)
+            stage_dir.mkdir(mode=0o711, exist_ok=True)
+            target = stage_dir / str(i)
+            if src.is_dir():
+                target.mkdir(mode=0o755)
+            else:
+                target.touch(mode=0o644)
+            stage.append([str(src), str(target)])
+            cover.add(str(top))
+            reveal.append([str(target), str(src)])
+        empty_file, empty_dir = self._stand_ins()
+        hide = [[str(empty_dir if h.is_dir() else empty_file), str(h)] for h in hidden if h.exists()]
+        return {"stage": stage, "cover": sorted(cover), "reveal": reveal, "hide": hide, "no_network": True}
 
     def _bwrap_args(self, sources: Sequence[Path], stage_dir: Path, unprivileged: bool,
                     hidden: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
@@ -369,10 +407,6 @@ class Sandbox:
         stage: list[list[str]] = []
         for i, src in enumerate(sources):
             where = str(src)
-            if unprivileged and not _world_readable(src, ancestors=False):
-                raise SandboxError(
-                    f"{src} is not readable by others, so a bot (run under a uid of its own, not root) "
-                    f"could not read it; make it readable (chmod -R o+rX {src}) or move the bot's files")
             if unprivileged and not _world_readable(src):
                 # The bot's uid cannot reach src (e.g. a Python under /root): the jail binds
                 # it onto a staging path it can reach, in a mount namespace of its own.
@@ -385,16 +419,22 @@ class Sandbox:
                 stage.append([where, str(target)])
                 where = str(target)
             args += ["--ro-bind", where, str(src)]
+        empty_file, empty_dir = self._stand_ins()
+        for h in hidden:  # files of the harness or of other bots that sit inside a bound folder
+            if any(_under(h, [str(s)]) for s in sources) and h.exists():
+                args += ["--ro-bind", str(empty_dir if h.is_dir() else empty_file), str(h)]
+        assert self.run_dir is not None
+        args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent), "--chdir", "/tmp"]
+        return args, stage
+
+    def _stand_ins(self) -> tuple[Path, Path]:
+        """An empty read-only file and folder, bound over what a bot must not see."""
         assert self.run_dir is not None
         empty_file, empty_dir = self.run_dir / "empty", self.run_dir / "empty.d"
         if not empty_file.exists():
             empty_file.touch(mode=0o444)
             empty_dir.mkdir(mode=0o555)
-        for h in hidden:  # files of the harness or of other bots that sit inside a bound folder
-            if any(_under(h, [str(s)]) for s in sources) and h.exists():
-                args += ["--ro-bind", str(empty_dir if h.is_dir() else empty_file), str(h)]
-        args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent), "--chdir", "/tmp"]
-        return args, stage
+        return empty_file, empty_dir
 
     def _bwrap_problem(self) -> str | None:
         """Why bubblewrap cannot contain a bot here, or None when a trial sandbox ran."""
