@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Literal
 
 from .cgroups import BotGroup, CgroupRoot, find_root
+from .gates import CONNECTIONS_PER_BOT, Gate, Gates
 
 __all__ = ["BOT_SOCKET", "Limits", "MODES", "Prepared", "Sandbox", "SandboxError", "SandboxSettings", "command_paths",
            "open_sandbox", "other_entrants_paths"]
@@ -110,6 +111,9 @@ class SandboxSettings:
     limits: Limits = field(default_factory=Limits)
     #: Extra files or folders every bot may read (e.g. a model's weights).
     read_only: tuple[str, ...] = ()
+    #: Connections each bot may hold to the referee at once, through a socket of its own
+    #: (:mod:`.gates`); 0: every bot dials the referee's one socket (for measuring only).
+    connections_per_bot: int = CONNECTIONS_PER_BOT
 
 
 @dataclass
@@ -120,6 +124,8 @@ class Prepared:
     env: dict[str, str]
     group: BotGroup | None
     cleanup: list[Path] = field(default_factory=list)
+    #: The bot's own door to the referee (None in ``off`` mode).
+    gate: Gate | None = None
 
 
 _PROBES: dict[str, str | None] = {}
@@ -145,6 +151,7 @@ class Sandbox:
         self.cgroups: CgroupRoot | None = None
         #: The seccomp deny list bubblewrap loads for every bot (:mod:`.seccomp`), when it could be built.
         self.seccomp: Path | None = None
+        self.gates: Gates | None = None
         self._closed = False
         mode = settings.mode
         if mode not in MODES:
@@ -153,8 +160,12 @@ class Sandbox:
             _sweep_run_dirs()
             self.run_dir = Path(tempfile.mkdtemp(prefix=f"sevenrocks-run-{os.getpid()}-"))
             os.chmod(self.run_dir, 0o711)
-            (self.run_dir / "sock").mkdir(mode=0o711)
-            os.chmod(self.run_dir / "sock", 0o711)
+            # The referee's own socket: private when each bot has a gate of its own.
+            shared = 0o711 if not settings.connections_per_bot else 0o700
+            (self.run_dir / "sock").mkdir(mode=shared)
+            os.chmod(self.run_dir / "sock", shared)
+            if settings.connections_per_bot:
+                self.gates = Gates(self.run_dir / "sock" / "referee.sock", settings.connections_per_bot)
             self.cgroups = find_root()
         if mode in ("auto", "bwrap"):
             problem = self._bwrap_problem()
@@ -250,9 +261,20 @@ class Sandbox:
                 spec["cgroups"] = group.procs_files()
             spec["rlimits"] = self._rlimits(group)
             sock = self.socket_path
-            if sock is not None and sock.exists():
+            if sock is not None and sock.exists() and self.gates is None:
                 os.chmod(sock, 0o666)  # the bot's uid must be able to connect
         sources = self._sources(argv, named, env)
+        gate = None
+        sock_dir = self.run_dir / "sock" if self.run_dir is not None else None
+        if self.gates is not None:
+            assert self.run_dir is not None
+            sock_dir = self.run_dir / f"gate-{_safe(name)}-{secrets.token_hex(3)}"
+            sock_dir.mkdir(mode=0o711)
+            os.chmod(sock_dir, 0o711)
+            cleanup.append(sock_dir)
+            gate = self.gates.open(sock_dir / "referee.sock")
+            if bot_env.get("SEVENROCKS_REFEREE") == f"unix:{self.socket_path}":
+                bot_env["SEVENROCKS_REFEREE"] = f"unix:{sock_dir / 'referee.sock'}"
         uid = self._uid_for(sources) if self.mode != "off" else None
         if uid is not None:
             spec["uid"] = uid
@@ -262,7 +284,9 @@ class Sandbox:
         if self.mode == "bwrap":
             assert self.run_dir is not None
             stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
-            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, [*self.hidden, *others])
+            assert sock_dir is not None
+            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, [*self.hidden, *others],
+                                                 sock_dir)
             if stage:
                 spec["stage"] = stage
                 cleanup.append(stage_dir)
@@ -283,7 +307,8 @@ class Sandbox:
             cleanup.append(tmp)
             bot_env.update(HOME=str(tmp), TMPDIR=str(tmp))
             spec["cwd"] = str(tmp)
-        return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup)
+        return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup,
+                        gate)
 
     def _seccomp_filter(self) -> Path | None:
         from .seccomp import SeccompUnavailable, write_filter
@@ -387,7 +412,7 @@ class Sandbox:
         return {"stage": stage, "cover": sorted(cover), "reveal": reveal, "hide": hide, "no_network": True}
 
     def _bwrap_args(self, sources: Sequence[Path], stage_dir: Path, unprivileged: bool,
-                    hidden: Sequence[Path]) -> tuple[list[str], list[list[str]]]:
+                    hidden: Sequence[Path], sock_dir: Path) -> tuple[list[str], list[list[str]]]:
         args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--hostname", "sevenrocks-bot"]
@@ -423,8 +448,7 @@ class Sandbox:
         for h in hidden:  # files of the harness or of other bots that sit inside a bound folder
             if any(_under(h, [str(s)]) for s in sources) and h.exists():
                 args += ["--ro-bind", str(empty_dir if h.is_dir() else empty_file), str(h)]
-        assert self.run_dir is not None
-        args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent), "--chdir", "/tmp"]
+        args += ["--ro-bind", str(sock_dir), str(Path(BOT_SOCKET).parent), "--chdir", "/tmp"]
         return args, stage
 
     def _stand_ins(self) -> tuple[Path, Path]:
@@ -463,6 +487,8 @@ class Sandbox:
         return None
 
     def _cleanup(self, prep: Prepared) -> None:
+        if prep.gate is not None and self.gates is not None:
+            self.gates.shut(prep.gate)
         if prep.group is not None:
             prep.group.remove()
         for p in prep.cleanup:
@@ -475,6 +501,8 @@ class Sandbox:
     def close(self) -> None:
         """Remove this run's folders and cgroups (every bot must have been stopped)."""
         self._closed = True
+        if self.gates is not None:
+            self.gates.close()
         if self.cgroups is not None:
             self.cgroups.remove()
             self.cgroups = None
