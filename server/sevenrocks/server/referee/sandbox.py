@@ -186,7 +186,7 @@ class Sandbox:
         if self.mode == "bwrap":
             self.seccomp = self._seccomp_filter()
         if self.mode == "off" and self.root:
-            self.warnings.append("--sandbox off as root: every bot runs as root, with no limits, and can read and "
+            self.warnings.append("sandbox off as root: every bot runs as root, with no limits, and can read and "
                                  "change anything on this machine (the event database included); use it only for "
                                  "bots you trust")
         if self.mode != "off" and self.cgroups is None:
