@@ -107,7 +107,7 @@ def play(cfg: EventConfig, tmp: Path, count_files: bool = False) -> tuple[list[M
     error = ""
     try:
         asyncio.run(ex.run(build_schedule(cfg), out.append))
-    except Exception as e:  # noqa: BLE001 (a flood may stop the event: that is a result)
+    except (Exception, asyncio.CancelledError) as e:  # noqa: BLE001 (a flood may stop the event: a result)
         error = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
     files.stop.set()
     return [o for o in out if isinstance(o, MatchOutcome)], time.perf_counter() - started, files.peak, error
