@@ -397,7 +397,9 @@ class Sandbox:
         for i, src in enumerate(sources):
             if _world_readable(src):
                 continue
-            top = next(a for a in reversed(src.parents) if not os.stat(a).st_mode & stat.S_IXOTH)
+            top = next((a for a in reversed(src.parents) if not _traversable(a)), None)
+            if top is None:  # nothing to cover (the source vanished, or is shut itself: refused already)
+                continue
             stage_dir.mkdir(mode=0o711, exist_ok=True)
             target = stage_dir / str(i)
             if src.is_dir():
@@ -600,6 +602,14 @@ def _world_readable(path: Path, ancestors: bool = True) -> bool:
         except OSError:
             return False
     return True
+
+
+def _traversable(folder: Path) -> bool:
+    """May a uid with no relation to ``folder`` pass through it (search permission for others)?"""
+    try:
+        return bool(os.stat(folder).st_mode & stat.S_IXOTH)
+    except OSError:
+        return True  # gone: nothing to cover
 
 
 def _safe(name: str) -> str:
