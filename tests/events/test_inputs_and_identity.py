@@ -73,6 +73,8 @@ def one_line_error(code: int, out: str) -> str:
     ("ratings", "tau = inf", "[ratings].tau: inf is out of range"),
     ("sandbox", "cpu_cores = nan", "[sandbox].cpu_cores: nan is not a number"),
     ("sandbox", "cpu_cores = inf", "[sandbox].cpu_cores: inf is not a number"),
+    ("sandbox", "cpu_cores = 1e30", "[sandbox].cpu_cores: 1e+30 is out of range; give at most 4096"),
+    ("sandbox", f"memory_mb = {2**62}", f"[sandbox].memory_mb: {2**62} is out of range"),
     ("event", "target = 99999999999999999999", "[event].target: 99999999999999999999 is out of range; valid: an "
                                                "integer from 1 to 1000000"),
     ("event", f"round_cap = {2**40}", f"[event].round_cap: {2**40} is out of range"),

@@ -217,6 +217,9 @@ LIMIT_KEYS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "cpu_seconds": (int, "CPU seconds per bot process over the event"),
 }
 SANDBOX_KEYS = {"mode", "read_only", *LIMIT_KEYS}
+#: The largest value of each limit the kernel takes (cgroup files, setrlimit); more is a typo.
+LIMIT_MAX = {"memory_mb": 2**24, "max_processes": 2**22, "max_open_files": 2**20, "log_mb": 2**20,
+             "cpu_cores": 4096, "cpu_seconds": 2**31}
 
 
 def _check_keys(where: str, table: Mapping[str, Any], valid: set[str]) -> None:
@@ -504,6 +507,9 @@ def _sandbox(source: str, sb: Mapping[str, Any]) -> SandboxSettings:
             raise ConfigError(f"{w}.{key}: {value} is not a number; give the {what}, or 0 for no limit")
         if value < 0:
             raise ConfigError(f"{w}.{key}: {value} is negative; give the {what}, or 0 for no limit")
+        if value > LIMIT_MAX[key]:
+            raise ConfigError(f"{w}.{key}: {value} is out of range; give at most {LIMIT_MAX[key]} {what}, "
+                              "or 0 for no limit")
         values[key] = float(value) if key == "cpu_cores" else value
     if 0 < values["memory_mb"] < 64:
         raise ConfigError(f"{w}.memory_mb: {values['memory_mb']} MiB is too little to start a Python bot; "
