@@ -1,4 +1,5 @@
-"""What containing the bots costs, and what it buys against a CPU hog, each with a same-run baseline.
+"""What containing the bots costs, and what it buys against a CPU hog and a socket flood,
+each with a same-run baseline.
 
 1. **Per-match wall time** of the default event's kind of match (Seven Rocks to 250,
    pairings, the reference bots greedy/random/defensive/greedy; the search bot is
@@ -6,27 +7,39 @@
    ``rlimits`` and ``bwrap``. Both the median match (``duration_s``, the referee's
    view) and the whole event's wall time per match (bot start-up included) are
    shown, and the median decision time at the referee. Goal: bwrap at most 1.10x off.
-2. **CPU fairness**: the innocent bots' timeouts (strike policy, so a timeout is
-   counted and play goes on) at a tight ``per_move_ms`` in the 12 matches among
-   four innocent bots, without and with a fifth entrant next to them whose two
-   child processes burn every core. Under ``off`` the spinner competes freely;
-   under ``bwrap`` it is held to its cgroup CPU quota (``cpu_cores``, default 1).
-   Goal: with the sandbox, the same timeouts within noise.
+2. **CPU fairness** (``fairness``): the innocent bots' timeouts (strike policy, so a
+   timeout is counted and play goes on) and their decision time's 95th percentile in
+   the 12 matches among four innocent bots, without and with a fifth entrant next to
+   them that answers every turn at once (it stays within its clock) while its child
+   processes burn every core (twice as many spinners as cores), at ``per_move_ms`` 20
+   and 1000 (``--clocks``). Under ``off`` the spinner competes freely; under ``bwrap``
+   it is held to its cgroup CPU quota (``cpu_cores``, default 1).
+   Goal: with the sandbox, the same timeouts and p95 within noise.
+3. **Socket flood** (``flood``): a fifth entrant whose 80 children connect to its
+   referee socket as often as they can and hold every connection, at ``per_move_ms``
+   100, in bwrap with each bot's own capped socket (referee/gates.py, the default)
+   and with every bot on the referee's one socket (``connections_per_bot = 0``, as
+   before the gates). Shown: the harness's peak open files, the event's wall time
+   against the same socket layout without the flood, the innocent bots' timeouts and
+   decision p95.
 
 Runs alternate the configurations so that machine load drifts over all of them
 alike; medians of ``--repeats`` runs are quoted.
 
-Usage: python bench/bench_sandbox.py [--repeats 3] [--deals 1] [--per-move-ms 20]
+Usage: python bench/bench_sandbox.py [--repeats 3] [--deals 1] [--clocks 20,1000] [--parts cost,fairness,flood]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
+import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -38,35 +51,73 @@ from sevenrocks.server.events.schedule import build_schedule
 
 HERE = Path(__file__).parent
 INNOCENT = [("greedy", "greedy"), ("random", "random"), ("defensive", "defensive"), ("greedy2", "greedy")]
+#: The flooding bot of the containment tests (80 children, each holding every connection it gets).
+FLOODER = HERE.parent / "tests" / "sandbox" / "bots" / "socket_flood.py"
 
 
-def config(mode: str, deals: int, fmt: str, per_move_ms: int, spinner: bool, name: str) -> EventConfig:
-    entrants: list[dict[str, Any]] = [{"name": n, "bot": b} for n, b in INNOCENT]
+def config(mode: str, deals: int, fmt: str, per_move_ms: int, spinner: bool, name: str, target: int = 250,
+           flooder: bool = False) -> EventConfig:
+    # The attacker comes first, so that its matches (and its flood) start with the event's.
+    entrants: list[dict[str, Any]] = []
     if spinner:
         entrants.append({"name": "spinner", "command": [sys.executable, str(HERE / "spinbot.py")],
-                         "env": {"SPIN_PROCS": "2"}})
+                         "env": {"SPIN_PROCS": str(2 * (os.cpu_count() or 1))}})
+    if flooder:
+        entrants.append({"name": "flooder", "command": [sys.executable, str(FLOODER)],
+                         "env": {"FLOOD_PROCS": "80", "FLOOD_S": "3600"}})
+    entrants += [{"name": n, "bot": b} for n, b in INNOCENT]
     strike = {"policy": "strike", "max_strikes": 1000}
+    sandbox: dict[str, Any] = {"mode": mode}
+    if flooder:
+        sandbox["max_processes"] = 512  # room for the flood's 80 children (the default 128 would kill it)
     return parse_config({
-        "event": {"name": name, "format": fmt, "deals": deals, "concurrency": 2},
+        "event": {"name": name, "format": fmt, "deals": deals, "concurrency": 2, "target": target},
         "entrants": entrants, "time": {"per_move_ms": per_move_ms, "connect_timeout_s": 60},
-        "faults": strike if per_move_ms < 1000 else {}, "sandbox": {"mode": mode},
+        "faults": strike if per_move_ms < 1000 or spinner or flooder else {}, "sandbox": sandbox,
+        "bots": {"fresh_process": "never"} if flooder else {},  # one flood for the whole event
     }, "<bench>")
 
 
-def play(cfg: EventConfig, tmp: Path) -> tuple[list[MatchOutcome], float]:
-    """Play every match of ``cfg`` (no store: only the outcomes); return them and the wall time."""
+class FileCount(threading.Thread):
+    """The peak number of this process's open file descriptors, sampled every 50 ms."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                self.peak = max(self.peak, len(os.listdir("/proc/self/fd")))
+            except OSError:
+                pass
+            self.stop.wait(0.05)
+
+
+def play(cfg: EventConfig, tmp: Path, count_files: bool = False) -> tuple[list[MatchOutcome], float, int, str]:
+    """Play every match of ``cfg`` (no store: only the outcomes); return them, the wall time, the
+    peak open files (with ``count_files``) and the error that stopped the event ('' if none)."""
     out: list[MatchOutcome] = []
     ex = LocalExecutor(cfg, tmp / f"logs-{cfg.name}", cfg.concurrency)
+    files = FileCount()
+    if count_files:
+        files.start()
     started = time.perf_counter()
-    asyncio.run(ex.run(build_schedule(cfg), out.append))
-    return out, time.perf_counter() - started
+    error = ""
+    try:
+        asyncio.run(ex.run(build_schedule(cfg), out.append))
+    except (Exception, asyncio.CancelledError) as e:  # noqa: BLE001 (a flood may stop the event: a result)
+        error = f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:120]}".rstrip(": ")
+    files.stop.set()
+    return [o for o in out if isinstance(o, MatchOutcome)], time.perf_counter() - started, files.peak, error
 
 
-def innocent_timeouts(outcomes: list[MatchOutcome]) -> tuple[int, int]:
-    """(timeouts, decisions) of innocent seats in matches without the spinner."""
+def innocent_timeouts(outcomes: list[MatchOutcome], attacker: str = "spinner") -> tuple[int, int]:
+    """(timeouts, decisions) of innocent seats in matches without the attacker."""
     timeouts = decisions = 0
     for o in outcomes:
-        if "spinner" in o.task.seats:
+        if attacker in o.task.seats:
             continue
         decisions += sum(len(v) for v in o.decision_ms.values())
         for line in o.record_lines:
@@ -76,41 +127,70 @@ def innocent_timeouts(outcomes: list[MatchOutcome]) -> tuple[int, int]:
     return timeouts, decisions
 
 
+def innocent_p95(outcomes: list[MatchOutcome], attacker: str = "spinner") -> float:
+    """The 95th percentile of the innocent seats' decision times (ms), in matches without the attacker."""
+    times = sorted(x for o in outcomes if attacker not in o.task.seats for v in o.decision_ms.values() for x in v)
+    return times[int(0.95 * (len(times) - 1))] if times else float("nan")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--deals", type=int, default=1)
-    ap.add_argument("--per-move-ms", type=int, default=20)
-    ap.add_argument("--parts", default="cost,fairness", help="comma-separated: cost, fairness")
+    ap.add_argument("--clocks", default="20,1000", help="per_move_ms of the fairness runs, comma-separated")
+    ap.add_argument("--target", type=int, default=100, help="match target of the fairness and flood runs")
+    ap.add_argument("--parts", default="cost,fairness,flood", help="comma-separated: cost, fairness, flood")
     args = ap.parse_args(argv)
     parts = set(args.parts.split(","))
+    clocks = [int(c) for c in args.clocks.split(",")]
     modes = ["off", "rlimits", "bwrap"]
     per_match: dict[str, list[float]] = {m: [] for m in modes}
     per_event: dict[str, list[float]] = {m: [] for m in modes}
     decision: dict[str, list[float]] = {m: [] for m in modes}
-    fair: dict[tuple[str, bool], list[tuple[int, int]]] = {(m, s): [] for m in ("off", "bwrap") for s in (False, True)}
+    fair: dict[tuple[int, str, bool], list[tuple[int, int, float]]] = {
+        (c, m, s): [] for c in clocks for m in ("off", "bwrap") for s in (False, True)}
+    flood: dict[tuple[int, bool], list[tuple[int, float, int, int, float, str]]] = {
+        (g, f): [] for g in (0, 4) for f in (False, True)}
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as t:
         tmp = Path(t)
+        os.chmod(tmp, 0o755)  # bots' logs only; the bots' own uid needs nothing here
         for r in range(args.repeats):
             for mode in modes if "cost" in parts else ():
-                outcomes, wall = play(config(mode, args.deals, "pairings", 10_000, False, f"cost-{mode}-{r}"), tmp)
+                outcomes, wall, _, _ = play(config(mode, args.deals, "pairings", 10_000, False, f"cost-{mode}-{r}"),
+                                            tmp)
                 per_match[mode].append(statistics.median(o.duration_s for o in outcomes))
                 per_event[mode].append(wall / len(outcomes))
                 decision[mode].append(statistics.median(x for o in outcomes for v in o.decision_ms.values() for x in v))
                 print(f"  run {r + 1} cost {mode:<8} median match {per_match[mode][-1] * 1000:7.1f} ms, "
                       f"event {per_event[mode][-1] * 1000:7.1f} ms/match", flush=True)
-            for mode in ("off", "bwrap") if "fairness" in parts else ():
-                for spin in (False, True):
-                    name = f"fair-{mode}-{'spin' if spin else 'calm'}-{r}"
-                    outcomes, _ = play(config(mode, args.deals, "self", args.per_move_ms, spin, name), tmp)
-                    fair[(mode, spin)].append(innocent_timeouts(outcomes))
-                    print(f"  run {r + 1} fairness {mode:<6} spinner={spin!s:<5} innocent timeouts "
-                          f"{fair[(mode, spin)][-1][0]} of {fair[(mode, spin)][-1][1]} decisions", flush=True)
+            for clock in clocks if "fairness" in parts else ():
+                for mode in ("off", "bwrap"):
+                    for spin in (False, True):
+                        name = f"fair-{clock}-{mode}-{'spin' if spin else 'calm'}-{r}"
+                        cfg = config(mode, args.deals, "self", clock, spin, name, args.target)
+                        outcomes, _, _, _ = play(cfg, tmp)
+                        fair[(clock, mode, spin)].append((*innocent_timeouts(outcomes), innocent_p95(outcomes)))
+                        x = fair[(clock, mode, spin)][-1]
+                        print(f"  run {r + 1} fairness {clock:>5} ms {mode:<6} spinner={spin!s:<5} innocent "
+                              f"timeouts {x[0]} of {x[1]} decisions, p95 {x[2]:.1f} ms", flush=True)
+            for gate in (0, 4) if "flood" in parts else ():
+                for flooding in (False, True):
+                    name = f"flood-{gate}-{'on' if flooding else 'off'}-{r}"
+                    cfg = config("bwrap", args.deals, "self", 100, False, name, args.target, flooder=flooding)
+                    cfg = dataclasses.replace(cfg, sandbox=dataclasses.replace(cfg.sandbox, connections_per_bot=gate))
+                    outcomes, wall, peak, error = play(cfg, tmp, count_files=True)
+                    tmo, dec = innocent_timeouts(outcomes, "flooder")
+                    flood[(gate, flooding)].append((peak, wall, tmo, dec, innocent_p95(outcomes, "flooder"), error))
+                    print(f"  run {r + 1} flood gate={gate} flood={flooding!s:<5} peak files {peak}, "
+                          f"{wall:.1f} s, innocent timeouts {tmo} of {dec}, p95 "
+                          f"{flood[(gate, flooding)][-1][4]:.1f} ms {error}", flush=True)
 
     if "cost" in parts:
         cost_table(args, modes, per_match, per_event, decision)
     if "fairness" in parts:
-        fairness_table(args, fair)
+        fairness_table(args, clocks, fair)
+    if "flood" in parts:
+        flood_table(args, flood)
     return 0
 
 
@@ -129,16 +209,44 @@ def cost_table(args: argparse.Namespace, modes: list[str], per_match: dict[str, 
               f"{d:>20.2f}{d / base_d:>7.2f}x")
 
 
-def fairness_table(args: argparse.Namespace, fair: dict[tuple[str, bool], list[tuple[int, int]]]) -> None:
-    print(f"\nInnocent bots' timeouts at per_move_ms={args.per_move_ms} (strike policy), the {12 * args.deals} "
-          f"matches among the 4 innocent bots, median of {args.repeats} runs (each run: timeouts / decisions)")
-    print(f"{'sandbox':<10}{'no spinner':>14}{'spinner (2 procs)':>20}{'ratio':>8}   runs (timeouts/decisions)")
-    for mode in ("off", "bwrap"):
-        calm = statistics.median(x[0] for x in fair[(mode, False)])
-        spin = statistics.median(x[0] for x in fair[(mode, True)])
-        runs = " ".join(f"{a[0]}/{a[1]}->{b[0]}/{b[1]}" for a, b in zip(fair[(mode, False)], fair[(mode, True)]))
-        ratio = f"{spin / calm:.2f}x" if calm else ("1.00x" if spin == calm else "inf")
-        print(f"{mode:<10}{calm:>14g}{spin:>20g}{ratio:>8}   {runs}")
+def fairness_table(args: argparse.Namespace, clocks: list[int],
+                   fair: dict[tuple[int, str, bool], list[tuple[int, int, float]]]) -> None:
+    print(f"\nCPU fairness: the innocent bots' timeouts and decision p95 in the 12 matches among 4 innocent "
+          f"bots (target {args.target}, strike policy), without and with a spinner entrant burning "
+          f"{2 * (os.cpu_count() or 1)} processes; median of {args.repeats} runs")
+    print(f"{'clock':>7} {'sandbox':<8}{'timeouts':>10}{'+spinner':>10}{'p95 ms':>9}{'+spinner':>10}{'ratio':>8}"
+          f"   runs (timeouts/decisions, p95)")
+    for clock in clocks:
+        for mode in ("off", "bwrap"):
+            calm, spin = fair[(clock, mode, False)], fair[(clock, mode, True)]
+            t0, t1 = statistics.median(x[0] for x in calm), statistics.median(x[0] for x in spin)
+            p0, p1 = statistics.median(x[2] for x in calm), statistics.median(x[2] for x in spin)
+            runs = " ".join(f"{a[0]}/{a[1]},{a[2]:.0f}->{b[0]}/{b[1]},{b[2]:.0f}" for a, b in zip(calm, spin))
+            print(f"{clock:>5}ms {mode:<8}{t0:>10g}{t1:>10g}{p0:>9.1f}{p1:>10.1f}{p1 / p0:>7.2f}x   {runs}")
+
+
+def flood_table(args: argparse.Namespace,
+                flood: dict[tuple[int, bool], list[tuple[int, float, int, int, float, str]]]) -> None:
+    print(f"\nSocket flood in bwrap at per_move_ms=100: a fifth entrant's 80 children hold every connection "
+          f"they get to its referee socket; the 4 innocent bots' 12 matches (target {args.target}); "
+          f"median of {args.repeats} runs")
+    print("(event s, timeouts and p95: the runs whose event finished; a stopped event is counted at the right)")
+    print(f"{'sockets':<26}{'flood':>6}{'peak files':>12}{'event s':>9}{'slowdown':>10}{'timeouts':>10}"
+          f"{'p95 ms':>8}  event stopped in")
+    for gate in (0, 4):
+        label = "one shared (before)" if gate == 0 else f"own, cap {gate} (after)"
+        base = statistics.median(x[1] for x in flood[(gate, False)])
+        for flooding in (False, True):
+            runs = flood[(gate, flooding)]
+            peak = statistics.median(x[0] for x in runs)
+            done = [x for x in runs if not x[5]] or [(0, float("nan"), 0, 0, float("nan"), "")]
+            wall = statistics.median(x[1] for x in done)  # events that finished only
+            tmo = statistics.median(x[2] for x in done)
+            p95 = statistics.median(x[4] for x in done)
+            stopped = [x[5] for x in runs if x[5]]
+            errors = f"{len(stopped)} of {len(runs)} runs: {'; '.join(sorted(set(stopped)))}" if stopped else "-"
+            print(f"{label:<26}{'yes' if flooding else 'no':>6}{peak:>12g}{wall:>9.1f}{wall / base:>9.2f}x"
+                  f"{tmo:>10g}{p95:>8.1f}  {errors}")
 
 
 if __name__ == "__main__":

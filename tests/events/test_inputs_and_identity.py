@@ -71,11 +71,19 @@ def one_line_error(code: int, out: str) -> str:
     ("time", "connect_timeout_s = nan", "[time].connect_timeout_s: nan is out of range"),
     ("ratings", "tau = nan", "[ratings].tau: nan is out of range; valid: a finite number >= 0"),
     ("ratings", "tau = inf", "[ratings].tau: inf is out of range"),
+    ("sandbox", "cpu_cores = nan", "[sandbox].cpu_cores: nan is not a number"),
+    ("sandbox", "cpu_cores = inf", "[sandbox].cpu_cores: inf is not a number"),
+    ("sandbox", "cpu_cores = 1e30", "[sandbox].cpu_cores: 1e+30 is out of range; give at most 4096"),
+    ("sandbox", f"memory_mb = {2**62}", f"[sandbox].memory_mb: {2**62} is out of range"),
+    ("event", "target = 99999999999999999999", "[event].target: 99999999999999999999 is out of range; valid: an "
+                                               "integer from 1 to 1000000"),
+    ("event", f"round_cap = {2**40}", f"[event].round_cap: {2**40} is out of range"),
 ])
 def test_bad_values_are_refused_before_the_event_is_registered(tmp_path: Path, section: str, setting: str,
                                                                says: str) -> None:
     config = tmp_path / "bad.toml"
-    config.write_text(f'[event]\nname = "bad"\nformat = "self"\n[{section}]\n{setting}\n'
+    head = f'[event]\nname = "bad"\nformat = "self"\n'
+    config.write_text((f"{head}{setting}\n" if section == "event" else f"{head}[{section}]\n{setting}\n") +
                       '[[entrants]]\nname = "a"\nbot = "greedy"\n[[entrants]]\nname = "b"\nbot = "random"\n')
     out = one_line_error(*tournament(str(config), "--db", str(tmp_path / "x.db"), "--out", str(tmp_path / "o")))
     assert says in out

@@ -28,7 +28,8 @@ from sevenrocks.server.events.executor import LocalExecutor
 from sevenrocks.server.events.schedule import build_schedule
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
-from sevenrocks.server.web.server import DealGuard, LiveSite, is_loopback, parse_hostport, viewer_token
+from sevenrocks.server.referee.dealguard import DealGuard
+from sevenrocks.server.web.server import LiveSite, is_loopback, parse_hostport, viewer_token
 
 from .conftest import event_config, open_page, screenshot
 
@@ -57,9 +58,10 @@ class EventThread(threading.Thread):
         cfg = self.config
         store = Store(self.tmp_path / "live.db")
         referees: list[Any] = []
-        executor = LocalExecutor(cfg, self.tmp_path / "logs", cfg.concurrency, on_referee=referees.append)
+        guard = DealGuard(cfg.duplicate)
+        executor = LocalExecutor(cfg, self.tmp_path / "logs", cfg.concurrency, on_referee=referees.append,
+                                 guard=guard)
         tasks = build_schedule(cfg)
-        guard = DealGuard.for_tasks(tasks, lambda: store.done_ids(cfg.name))
         site = LiveSite(lambda: referees[0].feed if referees else None, store, cfg.name, guard, self.token,
                         total=lambda: len(tasks))
         self.port = await site.start("127.0.0.1", 0)
@@ -87,7 +89,7 @@ class EventThread(threading.Thread):
 
         watcher = asyncio.create_task(watch_feed())
         try:
-            await run_event(cfg, store, executor)
+            await run_event(cfg, store, executor, guard=guard)
             await asyncio.sleep(1.0)  # let the page draw the last moves
         finally:
             watcher.cancel()
@@ -177,24 +179,110 @@ def test_the_live_page_shows_each_move_within_a_second_and_no_hidden_tile(browse
     assert w.problems() == []
 
 
-def test_a_duplicate_deal_is_shown_only_once_its_twin_has_finished() -> None:
+def test_a_duplicate_deal_is_shown_only_once_its_twin_is_stored() -> None:
     cfg = event_config()  # seven-rocks pairings with duplicates: a deal and its seat exchange
-    tasks = build_schedule(cfg)
-    done: set[str] = set()
-    guard = DealGuard.for_tasks(tasks, lambda: set(done))
+    guard = DealGuard(cfg.duplicate)
+    tasks = list(guard.planned(iter(build_schedule(cfg))))
     groups: dict[str, list[str]] = {}
     for t in tasks:
         groups.setdefault(t.group, []).append(t.match_id)
     first, twin = next(ms for ms in groups.values() if len(ms) == 2)
-    assert not guard.live(first) and not guard.live(twin)
-    done.add(first)
-    guard._cache = (0.0, set())
-    assert guard.live(twin)  # the last match of a group may be watched
-    stored = [m for m in tasks if m.match_id == first][0]
-    assert not guard.stored(type("M", (), {"match_id": stored.match_id})())  # its record waits for the twin
-    done.add(twin)
-    guard._cache = (0.0, set())
-    assert guard.stored(type("M", (), {"match_id": stored.match_id})())
+    assert not guard.shown(first) and not guard.shown(twin)
+    guard.stored([first])
+    assert guard.shown(twin)  # the last match of a group may be watched
+    assert not guard.shown(first)  # the stored one waits for its twin
+    guard.stored([twin])
+    assert guard.shown(first)
+    assert not guard.shown("never-planned")  # a match nobody registered is not shown
+    assert DealGuard(duplicate=False).shown("never-planned")  # without duplicates every deal is its own
+
+
+def test_planned_registers_each_deal_whole_before_its_first_match() -> None:
+    cfg = event_config()
+    guard = DealGuard(cfg.duplicate)
+    seen = []
+    for t in guard.planned(iter(build_schedule(cfg))):
+        # Storing the first match of a group before its twin has come out of the generator:
+        # the twin must already be known, so the stored one stays hidden.
+        guard.stored([t.match_id])
+        seen.append(t)
+        twins = [x for x in build_schedule(cfg) if x.group == t.group and x.match_id != t.match_id]
+        if twins and twins[0].match_id not in {x.match_id for x in seen}:
+            assert not guard.shown(t.match_id)
+
+
+def test_an_adaptive_duplicate_event_serves_no_record_before_its_twin_is_stored(tmp_path: Path) -> None:
+    """``sevenrocks tournament --web``, adaptive rounds with duplicate deals: every record the site
+    serves must have its whole duplicate group in the database by the time the response is read."""
+    import re
+    import sqlite3
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    from sevenrocks.server.publish.site import safe_name
+
+    config = tmp_path / "adaptive.toml"
+    config.write_text("""[event]
+name = "adap"
+format = "pairings"
+duplicate = true
+target = 30
+concurrency = 2
+[schedule]
+mode = "adaptive"
+budget = 40
+round_deals = 4
+[time]
+per_move_ms = 10000
+""" + "".join(f'[[entrants]]\nname = "{n}"\nbot = "{b}"\n'
+              for n, b in [("g1", "greedy"), ("g2", "greedy"), ("r1", "random"), ("r2", "random")]))
+    db = tmp_path / "adap.db"
+    proc = subprocess.Popen([sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db", str(db),
+                             "--out", str(tmp_path / "out"), "--quiet", "--web", "127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    url = None
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        found = re.search(r"live pages at (http://\S+)/live\.html", line)
+        if found:
+            url = found.group(1)
+            break
+    assert url, "".join(lines)
+
+    def stored() -> dict[str, str]:
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as c:
+                return dict(c.execute("SELECT match_id, grp FROM matches").fetchall())
+        except sqlite3.OperationalError:
+            return {}
+
+    served: dict[str, int] = {}  # match id -> matches of its group stored right after it was served
+    while proc.poll() is None:
+        for match_id, group in stored().items():
+            if match_id in served:
+                continue
+            try:
+                with urllib.request.urlopen(f"{url}/records/{safe_name(match_id)}.jsonl", timeout=10) as r:
+                    assert r.status == 200 and match_id in r.read().decode()
+            except urllib.error.HTTPError as e:
+                assert e.code == 404
+                continue
+            except (urllib.error.URLError, ConnectionError):
+                break  # the event ended and took the site with it
+            served[match_id] = sum(1 for g in stored().values() if g == group)
+        time.sleep(0.05)
+    rest = proc.stdout.read()
+    assert proc.returncode == 0, "".join(lines) + rest
+    final = stored()
+    assert len(final) == 40
+    size = {g: sum(1 for x in final.values() if x == g) for g in final.values()}
+    assert set(size.values()) == {2}  # every group is a deal and its seat exchange
+    assert len(served) >= 10, f"only {len(served)} records were ever served"
+    early = [m for m, n in served.items() if n < size[final[m]]]
+    assert early == [], f"{len(early)} record(s) served while their twin was unplayed: {early}"
 
 
 def test_a_viewer_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
@@ -227,6 +315,40 @@ def test_a_viewer_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
                     assert r.status == 200
                 async with other.get(f"{base}/static/site.css") as r:
                     assert r.status == 401
+        finally:
+            await site.stop()
+
+    in_thread(go)
+
+
+def test_the_live_feed_answers_its_own_pages_only_and_never_http_0_9() -> None:
+    async def go() -> None:
+        site = LiveSite(lambda: None)  # loopback, no token: anyone on this machine may watch
+        port = await site.start("127.0.0.1", 0)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with aiohttp.ClientSession() as http:
+                for origin in (base, f"http://127.0.0.1:{port}/", None):  # this site, or no browser at all
+                    headers = {"Origin": origin} if origin else {}
+                    async with http.ws_connect(f"{base}/live/ws", headers=headers) as ws:
+                        assert (await ws.receive_json(timeout=10))["type"] in ("matches", "standings")
+                for origin in ("http://evil.example", f"http://localhost:{port}", f"http://127.0.0.1:{port + 1}",
+                               "null", f"https://127.0.0.1:{port}", f"{base}/live.html"):
+                    with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                        await http.ws_connect(f"{base}/live/ws", headers={"Origin": origin})
+                    assert refused.value.status == 403, origin
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /live.html\r\n\r\n")  # HTTP/0.9: no version, no headers
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            assert answer == b"", answer[:200]
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /live.html HTTP/1.0\r\n\r\n")
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 10)
+            writer.close()
+            assert answer.startswith(b"HTTP/1.0 200"), answer[:200]
         finally:
             await site.stop()
 

@@ -130,9 +130,19 @@ def offender_msg(o: Offender) -> pb.Offender:
 # ------------------------------------------------------------------ referee -> seat
 
 
+#: The largest target and round cap a seat assignment carries. The wire's fields are uint32 and
+#: scores int32, so a larger target could never be reached or even sent; config files and
+#: command lines are checked against these before anything starts.
+MAX_TARGET = 1_000_000
+MAX_ROUND_CAP = 100_000
+
+
 def assignment_msg(
     ruleset: Ruleset, names: Sequence[str], per_move_ms: int, bank_ms: int | None
 ) -> pb.SeatAssignment:
+    if not 0 < ruleset.target <= MAX_TARGET or not 0 < ruleset.round_cap <= MAX_ROUND_CAP:
+        raise ValueError(f"target {ruleset.target} / round cap {ruleset.round_cap} out of range: at most "
+                         f"{MAX_TARGET} points and {MAX_ROUND_CAP} rounds")
     return pb.SeatAssignment(
         ruleset=ruleset.name, players=ruleset.players, target=ruleset.target,
         round_cap=ruleset.round_cap, seat_names=list(names),

@@ -1,9 +1,14 @@
 """What every attack bot shares: a legal player that runs its attack once, at its first decision
-(so it holds seats when the attack lands) or at start, and reports what it saw on stdout."""
+(so it holds seats when the attack lands) or at start, and reports what it saw on stdout.
+
+``ATTACK_AT=start`` in the environment moves any attack to start-up, before the bot
+connects (a bot whose memory or processes run out while it imports).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 from collections.abc import Callable
@@ -35,6 +40,8 @@ class Attacker(Bot):
 
 
 def main(attack: Callable[[], None], at_first_move: bool = True) -> None:
+    if os.environ.get("ATTACK_AT") == "start":
+        at_first_move = False
     if not at_first_move:
         attack()
     run(Attacker(attack, at_first_move), argv=sys.argv[1:])

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import click
 
+from sevenrocks.sdk.convert import MAX_TARGET
 from sevenrocks.sdk.rules import RULESET_NAMES, SEVEN_ROCKS, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
@@ -41,6 +42,9 @@ def read_entrants_file(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as e:
         raise click.BadParameter(f"cannot read {path}: {e.strerror}", param_hint="--entrants") from None
+    except UnicodeDecodeError as e:
+        raise click.BadParameter(f"{path} is not UTF-8 text (byte {e.start} is {e.object[e.start:e.start + 1]!r}); "
+                                 "give lines of NAME=TOKEN saved as UTF-8", param_hint="--entrants") from None
 
 
 def parse_entrants(entrants_file: Path | None, environ: Mapping[str, str]) -> dict[str, str]:
@@ -215,7 +219,7 @@ Spectator service is closed without it. See docs/security.md.
               callback=refuse_token_on_command_line)
 @click.option("--ruleset", type=click.Choice(RULESET_NAMES), default=SEVEN_ROCKS, show_default=True)
 @click.option("--players", type=click.IntRange(2, 4), default=None, help="Fives: 2 to 4 (default 4).")
-@click.option("--target", type=click.IntRange(min=1), default=250, show_default=True)
+@click.option("--target", type=click.IntRange(1, MAX_TARGET), default=250, show_default=True)
 @click.option("--matches", type=click.IntRange(min=0), default=0, show_default=True,
               help="Matches to play between the entrants once all have connected (0: only serve).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)

@@ -14,10 +14,11 @@ from typing import Any
 
 import click
 
-from ..events.config import ConfigError, EventConfig, default_config, load_config
+from ..events.config import ConfigError, EventConfig, config_warnings, default_config, load_config
 from ..check.run import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..check.preflight import PreflightFailed
+from ..referee.dealguard import DealGuard
 from ..referee.launch import LaunchError
 from ..referee.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
@@ -170,6 +171,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             config.sandbox, mode=sandbox_mode))  # type: ignore[arg-type]  # click.Choice(MODES) checked it
     if until_settled or budget is not None:
         config = adaptive(config, until_settled, budget)
+    for warning in config_warnings(config):
+        click.echo(f"warning: {warning}", err=True)
     web: tuple[str, int] | None = None
     if web_addr is not None:
         from ..web.server import parse_hostport
@@ -262,14 +265,17 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
         try:
             say = None if quiet else (lambda text: click.echo(text, err=True))
             logs = out_dir / "logs"
+            guard = DealGuard(config.duplicate)  # one rule for the live pages and the spectator feed
+            if isinstance(executor, LocalExecutor):
+                executor.guard = guard
             if quiet:
-                return await run_with_web(config, store, executor, web, web_token, logs, lambda: run_event(
-                    config, store, executor, replay=replay, preflight_logs=logs, say=say))
+                return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
+                    config, store, executor, replay=replay, preflight_logs=logs, say=say, guard=guard))
             from ..events.progress import EventBar
 
             with EventBar(config.name) as bar:
-                return await run_with_web(config, store, executor, web, web_token, logs, lambda: run_event(
-                    config, store, executor, bar, replay=replay, preflight_logs=logs, say=say))
+                return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
+                    config, store, executor, bar, replay=replay, preflight_logs=logs, say=say, guard=guard))
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
 
@@ -305,12 +311,14 @@ def summary(config: EventConfig, plan: EventPlan, db_path: Path) -> list[str]:
 
 
 async def run_with_web(config: EventConfig, store: Store, executor: Executor, web: tuple[str, int] | None,
-                       token: str | None, logs: Path, play: Callable[[], Awaitable[EventPlan]]) -> EventPlan:
-    """Run the event (``play``); with ``web``, serve the live site beside it for as long as it runs."""
+                       token: str | None, logs: Path, guard: DealGuard,
+                       play: Callable[[], Awaitable[EventPlan]]) -> EventPlan:
+    """Run the event (``play``, which feeds ``guard``); with ``web``, serve the live site beside it
+    for as long as it runs, showing what ``guard`` allows."""
     if web is None:
         return await play()
-    from ..events.schedule import build_schedule
-    from ..web.server import DealGuard, LiveSite, viewer_token, viewer_url
+    from ..events.schedule import schedule_size
+    from ..web.server import LiveSite, viewer_token, viewer_url
 
     referees: list[Any] = []
     if isinstance(executor, LocalExecutor):
@@ -318,12 +326,12 @@ async def run_with_web(config: EventConfig, store: Store, executor: Executor, we
     else:
         click.echo("--web with --cluster: the matches play on the workers, so the live pages show "
                    "standings and finished matches but no moves", err=True)
-    tasks = build_schedule(config)  # the deal guard needs every duplicate group: --web suits events that fit in memory
-    guard = DealGuard.for_tasks(tasks, lambda: store.done_ids(config.name))
+    total = config.schedule.budget if config.schedule.mode == "adaptive" else schedule_size(config)
     host, port = web
     token = viewer_token(host, token)
-    site = LiveSite(lambda: referees[0].feed if referees else None, store, config.name, guard, token,
-                    logs, lambda: len(tasks))
+    # The newest referee: an adaptive event starts one per round.
+    site = LiveSite(lambda: referees[-1].feed if referees else None, store, config.name, guard, token,
+                    logs, lambda: total)
     bound = await site.start(host, port)
     click.echo(f"live pages at {viewer_url(host, bound, token)}", err=True)
     try:

@@ -37,7 +37,19 @@ def verify(paths: tuple[Path, ...], verbose: bool) -> None:
     files = record_paths(paths)
     bad = problems = 0
     for path in files:
-        found = verify_file(path)
+        try:
+            found = verify_file(path)
+        except UnicodeDecodeError as e:  # random bytes, a compressed file: not a record at all
+            click.echo(f"{path}: not a record: byte {e.start} ({e.object[e.start:e.start + 1]!r}) is not UTF-8 "
+                       "text; a record is JSON lines in UTF-8 (docs/records.md)")
+            bad += 1
+            problems += 1
+            continue
+        except OSError as e:
+            click.echo(f"{path}: cannot read it: {e.strerror}")
+            bad += 1
+            problems += 1
+            continue
         for d in found:
             click.echo(d.format(str(path)))
         if found:

@@ -89,6 +89,9 @@ class LocalExecutor:
     spectator_token: str | None = None
     #: Handed the embedded referee once it listens (the live web pages read its spectator feed).
     on_referee: Callable[[Any], None] | None = None
+    #: The event's deal guard: what the referee's spectator feed may show of a duplicate deal
+    #: (None: nothing of one, ever). The event loop feeds it (events/tournament.py).
+    guard: Any = None
     #: Files of the harness no bot may see even inside a folder it is given (the database).
     hidden: tuple[Path, ...] = ()
     #: Told which sandbox holds the launched bots (and its warnings), e.g. the console.
@@ -108,6 +111,7 @@ class LocalExecutor:
             FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
             spectator_token=self.spectator_token,
         )
+        referee.feed.guard = self.guard
         launched = {e.name: list(e.command) for e in cfg.entrants if e.command is not None}
         # Only remote entrants: nothing to contain (and no trial sandbox to pay for).
         settings = cfg.sandbox if launched else dataclasses.replace(cfg.sandbox, mode="off")

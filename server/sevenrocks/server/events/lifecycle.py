@@ -65,6 +65,12 @@ def describe_returncode(code: int | None) -> str:
     return f"exited with code {code}"
 
 
+def how_it_ended(bot: LaunchedBot) -> str:
+    """``was killed: memory limit 512 MiB exceeded`` when a sandbox limit killed it, else the exit code."""
+    why = getattr(bot.proc, "exit_detail", None)
+    return f"was {why}" if why else describe_returncode(bot.returncode)
+
+
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES, chars: int = LOG_TAIL_CHARS) -> str:
     """The last lines of a bot's log (what a crash usually printed)."""
     try:
@@ -218,6 +224,10 @@ class Supervisor:
 
         Returns as soon as every entrant is connected, or as soon as one launched
         process has exited (a known-bad start is reported at once), or at ``timeout``.
+        A process that a sandbox limit killed (memory taken while importing, a fork
+        bomb) is not a bad command but the bot's own failure: it is not returned, and
+        :meth:`ready` restarts it before its first match, or withdraws it, like any
+        bot that crashed between matches.
         """
         for slot in self.slots.values():
             if not slot.withdrawn:
@@ -226,12 +236,17 @@ class Supervisor:
         deadline = time.monotonic() + timeout
         while True:
             connected = self.referee.connected()
-            missing = [n for n in names if n not in connected]
+            missing = [n for n in names if n not in connected and not self._killed_by_limit(n)]
             dead = [n for n in missing if n in self.slots and self.slots[n].bot is not None
                     and self.slots[n].bot.returncode is not None]  # type: ignore[union-attr]
             if not missing or dead or time.monotonic() >= deadline:
                 return missing
             await asyncio.sleep(0.02)
+
+    def _killed_by_limit(self, name: str) -> bool:
+        slot = self.slots.get(name)
+        bot = slot.bot if slot is not None else None
+        return bot is not None and bot.returncode is not None and bool(getattr(bot.proc, "exit_detail", None))
 
     def process(self, name: str) -> Any:
         slot = self.slots.get(name)
@@ -263,8 +278,7 @@ class Supervisor:
                         # Died between matches (or its match has not been adjudicated yet).
                         slot.accounted.add(bot.generation)
                         if not bot.retired and not bot.outside_signal():
-                            reason = self._crashed(slot, f"its process {describe_returncode(bot.returncode)} "
-                                                         "between matches")
+                            reason = self._crashed(slot, f"its process {how_it_ended(bot)} between matches")
                             if reason:
                                 out.append((name, reason))
                                 break
@@ -295,7 +309,7 @@ class Supervisor:
             bot.retired = True
             await asyncio.to_thread(bot.proc.terminate)
         slot.accounted.add(bot.generation)
-        how = describe_returncode(bot.returncode) if not bot.retired else \
+        how = how_it_ended(bot) if not bot.retired else \
             f"did not connect within {self.config.time.connect_timeout_s:g} s"
         tail = log_tail(slot.log_path)
         return self._crashed(slot, f"its restarted process {how}" + (f"; its log ends: {tail}" if tail else ""))

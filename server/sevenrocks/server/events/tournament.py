@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..referee.dealguard import DealGuard
 from .config import EventConfig
 from .executor import Executor
 from .adaptive import AdaptivePlan, replay_rounds, result_of
@@ -85,12 +86,15 @@ def identities_of(config: EventConfig) -> dict[str, dict[str, Any]]:
     return {e.name: entrant_identity(config, e) for e in config.entrants}
 
 
-def plan_event(config: EventConfig, store: Store, replay: Sequence[str] = ()) -> EventPlan:
+def plan_event(config: EventConfig, store: Store, replay: Sequence[str] = (),
+               guard: DealGuard | None = None) -> EventPlan:
     """Register the event (or check it matches the stored one) and generate what is left to play.
 
     Nothing here is proportional to the schedule: the size is counted, the
     fingerprint reads two deals, and the tasks are generated as the executor
-    asks for them (only the ids already stored are held, to skip them).
+    asks for them (only the ids already stored are held, to skip them). ``guard``
+    is told each deal's duplicate groups as the schedule reaches them, and the
+    matches already stored.
     """
     total = schedule_size(config)
     idents = identities_of(config)
@@ -113,7 +117,11 @@ def plan_event(config: EventConfig, store: Store, replay: Sequence[str] = ()) ->
     withdrawn = {n for n, st in states.items() if st.withdrawn}
     plan = EventPlan(total, len(done), iter(()), withdrawn, {n: digest(i) for n, i in idents.items()},
                      was_finished=info.finished)
-    plan.todo = (t for t in iter_schedule(config) if t.match_id not in done)
+    schedule = iter_schedule(config)
+    if guard is not None:
+        guard.stored(done)
+        schedule = guard.planned(schedule)
+    plan.todo = (t for t in schedule if t.match_id not in done)
     plan.replayed = replayed
     return plan
 
@@ -131,11 +139,14 @@ async def run_event(
     config: EventConfig, store: Store, executor: Executor,
     observe: Callable[[Progress], None] | None = None, replay: Sequence[str] = (),
     preflight_logs: Path | None = None, say: Callable[[str], None] | None = None,
+    guard: DealGuard | None = None,
 ) -> EventPlan:
     """Play every match of ``config`` not yet in ``store``; returns the plan it followed.
 
     With ``config.preflight``, every launched entrant with no stored match passes
     ``sevenrocks check`` first (:mod:`..check.preflight`), or nothing is played.
+    ``guard``: the event's deal guard (what the live pages and the spectator feed may
+    show), told every duplicate group as it is planned and every match as it is stored.
     """
     if config.schedule.mode == "adaptive":
         if replay:
@@ -143,8 +154,8 @@ async def run_event(
 
             raise StoreError("--replay is not supported for adaptive events; give the changed bot a new "
                              "entrant name (e.g. name@2) or start a new event")
-        return await run_adaptive(config, store, executor, observe)
-    plan = plan_event(config, store, replay)
+        return await run_adaptive(config, store, executor, observe, guard)
+    plan = plan_event(config, store, replay, guard)
     if config.preflight and not plan.was_finished:
         from ..check.preflight import preflight
 
@@ -197,6 +208,8 @@ async def run_event(
         order.add(t.index, t.seats, outcome.ranks)
         if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
             done += 1
+            if guard is not None:
+                guard.stored([t.match_id])
             f = outcome.fault
             if f is not None and outcome.fault_log is not None and f.detail.startswith("the bot process"):
                 plan.crashes.append((t.match_id, t.seats[f.seat], f.detail, outcome.fault_log))
@@ -220,9 +233,12 @@ async def run_event(
 
 async def run_adaptive(
     config: EventConfig, store: Store, executor: Executor,
-    observe: Callable[[Progress], None] | None = None,
+    observe: Callable[[Progress], None] | None = None, guard: DealGuard | None = None,
 ) -> EventPlan:
     """Play an adaptive event round by round (:mod:`.adaptive`), resuming from the stored rounds.
+
+    ``guard`` is told each round's duplicate groups as the round is planned, before any
+    of its matches is played, and every match as it is stored.
 
     The fingerprint covers the first round and the settings that shape later rounds,
     so a resumed event replans the same rounds; the budget and ``until_settled`` only
@@ -255,10 +271,15 @@ async def run_adaptive(
     if result.was_finished:
         return result
     plan, current = replay_rounds(config, stored.get)
+    if guard is not None:
+        guard.plan(plan.tasks)
+        guard.stored(stored)
 
-    on_result, _ = _recorder(config, store, order, s.budget, observe, digests, result, stored)
+    on_result, _ = _recorder(config, store, order, s.budget, observe, digests, result, stored, guard)
 
     while current and not result.withdrawn:
+        if guard is not None:
+            guard.plan(current)
         todo = [t for t in current if t.match_id not in stored]
         if todo:
             if hasattr(executor, "withdrawn"):
@@ -279,6 +300,7 @@ async def run_adaptive(
 def _recorder(config: EventConfig, store: Store, order: InOrder, total: int,
               observe: Callable[[Progress], None] | None, digests: dict[str, str],
               plan: EventPlan | None = None, stored: dict[str, Result] | None = None,
+              guard: DealGuard | None = None,
               ) -> tuple[Callable[[Report], None], Callable[[], int]]:
     """The callback that stores each finished match with the live (schedule-order) ratings.
 
@@ -308,6 +330,8 @@ def _recorder(config: EventConfig, store: Store, order: InOrder, total: int,
         order.add(t.index, t.seats, outcome.ranks)
         if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
             state["done"] += 1
+            if guard is not None:
+                guard.stored([t.match_id])
             if stored is not None:
                 stored.setdefault(t.match_id, result_of(t.seats, outcome.ranks, t.group))
         if observe:

@@ -9,7 +9,9 @@ RoundEnd, which the feed shows whole, when the seats see it.
 Three rules keep the feed from helping a bot (docs/security.md):
 
 * a *hidden* match (a duplicate deal, whose hands another match may still be
-  playing) is neither listed nor watchable, running or finished;
+  playing) is neither listed nor watchable, running or finished, until the event's
+  :class:`~.dealguard.DealGuard` says every other match of its deal is stored
+  (without a guard, never: the referee alone does not know what its event stored);
 * with a spectator token set, every call must carry it (``authorization: Bearer``);
   a referee listening beyond loopback with no spectator token refuses every call;
 * at most :data:`~.guard.MAX_SPECTATOR_WATCHERS` ``WatchMatch`` streams are open at once.
@@ -30,6 +32,7 @@ from sevenrocks.sdk.rules import Event, MatchEnd, Play, RoundEnd, Ruleset
 from sevenrocks.v1 import referee_pb2 as pb
 from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 
+from .dealguard import DealGuard
 from .guard import MAX_SPECTATOR_WATCHERS, StreamCap
 
 
@@ -48,7 +51,7 @@ class FeedEntry:
         self.ranks: list[int] | None = None
         self.per_move_ms = per_move_ms
         self.bank_ms = bank_ms
-        #: Never shown to spectators (a duplicate deal: see the module docstring).
+        #: Shown to spectators only as the event's deal guard allows (a duplicate deal).
         self.hidden = hidden
         self._changed: asyncio.Event | None = None
 
@@ -110,10 +113,12 @@ class FeedEntry:
 class FeedHub:
     """Running matches and the most recent finished ones, by id."""
 
-    def __init__(self, keep_finished: int = 200) -> None:
+    def __init__(self, keep_finished: int = 200, guard: DealGuard | None = None) -> None:
         self.running: dict[str, FeedEntry] = {}
         self.finished: OrderedDict[str, FeedEntry] = OrderedDict()
         self.keep_finished = keep_finished
+        #: The event's one rule for what may be shown (set by the event that runs on this referee).
+        self.guard = guard
 
     def open(self, entry: FeedEntry) -> None:
         self.running[entry.match_id] = entry
@@ -129,10 +134,14 @@ class FeedHub:
     def get(self, match_id: str) -> FeedEntry | None:
         return self.running.get(match_id) or self.finished.get(match_id)
 
+    def visible(self, entry: FeedEntry) -> bool:
+        """May spectators see this match? A hidden one only when the deal guard allows it."""
+        return not entry.hidden or (self.guard is not None and self.guard.shown(entry.match_id))
+
     def shown(self, include_finished: bool) -> list[FeedEntry]:
-        """The entries a spectator may see: every match that is not hidden."""
+        """The entries a spectator may see (:meth:`visible`), running first."""
         entries = list(self.running.values()) + (list(self.finished.values()) if include_finished else [])
-        return [e for e in entries if not e.hidden]
+        return [e for e in entries if self.visible(e)]
 
 
 class SpectatorService(pb_grpc.SpectatorServicer):
@@ -177,7 +186,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
     ) -> AsyncIterator[pb.RefereeMessage]:
         await self._authorize(context)
         entry = self.hub.get(request.match_id)
-        if entry is None or entry.hidden:
+        if entry is None or not self.hub.visible(entry):
             # A hidden match answers exactly like a missing one: its existence is not shown either.
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no match {request.match_id!r} on this referee; "
                                 "ListMatches shows the running and recent ones")

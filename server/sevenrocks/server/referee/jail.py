@@ -22,7 +22,8 @@ itself. The child, in order:
 4. drops to the bot's own uid/gid (when the harness is root);
 5. arms the parent-death signal again (a uid change clears it);
 6. execs the bot (or bubblewrap with its arguments on a pipe, so that the bind
-   list never shows in ``/proc/1/cmdline`` inside the sandbox).
+   list never shows in ``/proc/1/cmdline`` inside the sandbox, and the seccomp
+   deny list on a file descriptor that bubblewrap loads just before the bot).
 """
 
 import ctypes
@@ -34,6 +35,7 @@ import sys
 
 PR_SET_PDEATHSIG = 1
 CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_REMOUNT = 32
 MS_BIND = 4096
@@ -75,15 +77,39 @@ def set_limits(limits: dict[str, list[int]]) -> None:
             fail(f"cannot set {name}={soft}: {e}")
 
 
-def stage(binds: list[list[str]]) -> None:
-    """Bind each ``[source, staging]`` pair in a private mount namespace (read-only)."""
+def bind_ro(c: ctypes.CDLL, source: str, target: str) -> None:
+    check(c.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"bind {source}")
+    check(c.mount(b"none", target.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY, None), f"remount {source}")
+
+
+def stage(spec: dict[str, object]) -> None:
+    """In a private mount namespace: bind each ``[source, staging]`` pair (read-only), then
+    (``rlimits`` as root, where no bubblewrap builds the bot's view) cover each folder of
+    ``cover`` with an empty tmpfs, bind each ``[staging, path]`` of ``reveal`` back at its own
+    path, bind each ``[stand-in, path]`` of ``hide`` over what the bot must not see, and,
+    with ``no_network``, leave the bot a network namespace of its own (loopback only)."""
     c = libc()
     c.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
-    check(c.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    flags = CLONE_NEWNS | (CLONE_NEWNET if spec.get("no_network") else 0)
+    check(c.unshare(flags), "unshare(CLONE_NEWNS)")
     check(c.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making mounts private")
-    for source, target in binds:
-        check(c.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None), f"bind {source}")
-        check(c.mount(b"none", target.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY, None), f"remount {source}")
+    for source, target in spec.get("stage", []):  # type: ignore[attr-defined]
+        bind_ro(c, source, target)
+    for folder in spec.get("cover", []):  # type: ignore[attr-defined]
+        check(c.mount(b"tmpfs", folder.encode(), b"tmpfs", 0, b"mode=0755,size=1m"), f"cover {folder}")
+    for target, path in spec.get("reveal", []):  # type: ignore[attr-defined]
+        try:
+            if os.path.isdir(target):
+                os.makedirs(path, mode=0o755, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+                open(path, "a").close()
+        except OSError as e:
+            fail(f"cannot make {path} in the bot's view: {e.strerror}")
+        bind_ro(c, target, path)
+    for stand_in, path in spec.get("hide", []):  # type: ignore[attr-defined]
+        if os.path.lexists(path):  # (one inside a covered folder is gone already)
+            bind_ro(c, stand_in, path)
 
 
 def die_with_parent(parent: int, sig: int = signal.SIGKILL) -> None:
@@ -119,8 +145,16 @@ def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> N
     die_with_parent(parent)
     join_cgroups(spec.get("cgroups", []))  # type: ignore[arg-type]
     set_limits(spec.get("rlimits", {}))  # type: ignore[arg-type]
-    if spec.get("stage"):
-        stage(spec["stage"])  # type: ignore[arg-type]
+    if spec.get("stage") or spec.get("no_network"):
+        stage(spec)
+    seccomp = spec.get("seccomp")
+    filter_fd = -1
+    if isinstance(seccomp, str):  # opened while still privileged; bubblewrap reads it at the end
+        try:
+            filter_fd = os.open(seccomp, os.O_RDONLY)
+        except OSError as e:
+            fail(f"cannot open the seccomp filter {seccomp}: {e.strerror}")
+        os.set_inheritable(filter_fd, True)
     uid = spec.get("uid")
     if isinstance(uid, int):
         gid = spec.get("gid", uid)
@@ -147,7 +181,8 @@ def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> N
         os.write(w, data)
         os.close(w)
         os.set_inheritable(r, True)
-        argv = [str(spec["bwrap"]), "--args", str(r), "--", *argv]
+        extra = ["--seccomp", str(filter_fd)] if filter_fd >= 0 else []
+        argv = [str(spec["bwrap"]), "--args", str(r), *extra, "--", *argv]
     try:
         os.execvp(argv[0], argv)
     except OSError as e:
@@ -196,10 +231,26 @@ def supervise(spec: dict[str, object], argv: list[str]) -> None:
     signal.signal(signal.SIGUSR2, signal.SIG_IGN)
     kill_groups(groups)
     if os.WIFSIGNALED(status):
-        killed_by = os.WTERMSIG(status)
-        signal.signal(killed_by, signal.SIG_DFL)
-        os.kill(me, killed_by)
+        pass_on(os.WTERMSIG(status))
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 255)
+
+
+def pass_on(killed_by: int) -> None:
+    """Die of the signal that killed the bot, so that the harness sees the bot's own end.
+
+    SIGKILL and SIGSTOP cannot be caught, so their disposition cannot be set either
+    (``signal.signal`` raises ``OSError: [Errno 22]``): they need no reset. Any
+    other signal is reset to its default first (this process handles a few).
+    """
+    if killed_by not in (signal.SIGKILL, signal.SIGSTOP):
+        try:
+            signal.signal(killed_by, signal.SIG_DFL)
+        except (OSError, ValueError):
+            killed_by = signal.SIGKILL
+    if killed_by == signal.SIGSTOP:
+        killed_by = signal.SIGKILL
+    os.kill(os.getpid(), killed_by)
+    os._exit(128 + killed_by)  # a signal whose default is not to die (e.g. SIGCHLD)
 
 
 def main() -> None:

@@ -229,12 +229,18 @@ class BotProcess:
         lim = self.sandbox.limits if self.sandbox is not None else None
         if prep is None or lim is None or self.returncode is None:
             return None
-        if prep.group is not None and prep.group.memory_killed():
-            return f"killed: memory limit {lim.memory_mb} MiB exceeded"
         code = self.returncode
-        if lim.cpu_seconds and code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
-            return f"killed: CPU time limit {lim.cpu_seconds} s exceeded"
-        return None
+        why = None
+        if prep.group is not None and not self._released and prep.group.memory_killed():
+            why = f"killed: memory limit {lim.memory_mb} MiB exceeded"
+        elif prep.group is not None and not self._released and prep.group.tasks_refused():
+            why = f"killed: process limit {lim.max_processes} exceeded (processes and threads together)"
+        elif lim.cpu_seconds and code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            why = f"killed: CPU time limit {lim.cpu_seconds} s exceeded"
+        elif lim.log_mb and code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
+            why = f"killed: file size limit {lim.log_mb * 10} MiB exceeded"
+        self._killed_for = why  # the cgroup that tells is removed with the bot: remember
+        return why
 
     def _check_limits(self) -> None:
         """Called by the watchdog: kill the whole bot once its cgroup reports a limit hit."""
@@ -326,6 +332,7 @@ class BotProcess:
         with self._lock:
             if self._released:
                 return
+            self.exit_detail  # read the cgroup's counters while they exist
             self._released = True
         prep = self._prepared
         if prep is not None and prep.group is not None:

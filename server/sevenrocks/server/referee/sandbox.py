@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Literal
 
 from .cgroups import BotGroup, CgroupRoot, find_root
+from .gates import CONNECTIONS_PER_BOT, Gate, Gates
 from .view import bind_plan, command_paths, dot_entries, others_to_hide, under
 
 __all__ = ["BOT_SOCKET", "Limits", "MODES", "Prepared", "Sandbox", "SandboxError", "SandboxSettings", "command_paths",
@@ -111,6 +112,9 @@ class SandboxSettings:
     limits: Limits = field(default_factory=Limits)
     #: Extra files or folders every bot may read (e.g. a model's weights).
     read_only: tuple[str, ...] = ()
+    #: Connections each bot may hold to the referee at once, through a socket of its own
+    #: (:mod:`.gates`); 0: every bot dials the referee's one socket (for measuring only).
+    connections_per_bot: int = CONNECTIONS_PER_BOT
 
 
 @dataclass
@@ -121,6 +125,8 @@ class Prepared:
     env: dict[str, str]
     group: BotGroup | None
     cleanup: list[Path] = field(default_factory=list)
+    #: The bot's own door to the referee (None in ``off`` mode).
+    gate: Gate | None = None
 
 
 _PROBES: dict[str, str | None] = {}
@@ -144,6 +150,9 @@ class Sandbox:
         self.root = os.geteuid() == 0
         self.run_dir: Path | None = None
         self.cgroups: CgroupRoot | None = None
+        #: The seccomp deny list bubblewrap loads for every bot (:mod:`.seccomp`), when it could be built.
+        self.seccomp: Path | None = None
+        self.gates: Gates | None = None
         self._closed = False
         mode = settings.mode
         if mode not in MODES:
@@ -152,8 +161,12 @@ class Sandbox:
             _sweep_run_dirs()
             self.run_dir = Path(tempfile.mkdtemp(prefix=f"sevenrocks-run-{os.getpid()}-"))
             os.chmod(self.run_dir, 0o711)
-            (self.run_dir / "sock").mkdir(mode=0o711)
-            os.chmod(self.run_dir / "sock", 0o711)
+            # The referee's own socket: private when each bot has a gate of its own.
+            shared = 0o711 if not settings.connections_per_bot else 0o700
+            (self.run_dir / "sock").mkdir(mode=shared)
+            os.chmod(self.run_dir / "sock", shared)
+            if settings.connections_per_bot:
+                self.gates = Gates(self.run_dir / "sock" / "referee.sock", settings.connections_per_bot)
             self.cgroups = find_root()
         if mode in ("auto", "bwrap"):
             problem = self._bwrap_problem()
@@ -171,8 +184,12 @@ class Sandbox:
                     "included, unless their permissions forbid it), can reach the network, and other "
                     "processes of its uid can read its token. Install bubblewrap to contain them.")
         self.mode: Literal["bwrap", "rlimits", "off"] = mode  # type: ignore[assignment]
-        if self.mode == "rlimits" and self.root:
-            self._uid_for([p for p in python_environment() if p.exists()])
+        if self.mode == "bwrap":
+            self.seccomp = self._seccomp_filter()
+        if self.mode == "off" and self.root:
+            self.warnings.append("sandbox off as root: every bot runs as root, with no limits, and can read and "
+                                 "change anything on this machine (the event database included); use it only for "
+                                 "bots you trust")
         if self.mode != "off" and self.cgroups is None:
             self.warnings.append(
                 "no writable cgroup here (run as root with cgroups mounted to get them): memory is bounded by "
@@ -200,11 +217,14 @@ class Sandbox:
             return f"sandbox: off (no limits; bots in their own process group, log {self.limits.log_mb} MiB)"
         cg = "cgroups v%d" % self.cgroups.version if self.cgroups is not None else "no cgroups"
         if self.mode == "bwrap":
-            what = "bwrap (own user/pid/ipc/net/uts namespaces, read-only view, private /tmp, referee over a Unix socket)"
+            what = ("bwrap (own user/pid/ipc/net/uts namespaces, read-only view, private /tmp, referee over a Unix "
+                    f"socket{', seccomp deny list' if self.seccomp is not None else ''})")
         else:
             what = "rlimits (resource limits only, no namespaces)"
-        own = self.root and not (self.mode == "rlimits" and any("run as root" in w for w in self.warnings))
-        uid = "own uid per bot" if own else "bots run as the harness's user"
+        if self.mode == "rlimits" and self.root:
+            what = ("rlimits (resource limits; as root also a mount namespace that hides the event's files "
+                    "and no network)")
+        uid = "own uid per bot" if self.root else "bots run as the harness's user"
         return f"sandbox: {what}; {cg}; {uid}; limits: {self.limits.describe()}"
 
     # ------------------------------------------------------------------ launching
@@ -243,17 +263,30 @@ class Sandbox:
                 spec["cgroups"] = group.procs_files()
             spec["rlimits"] = self._rlimits(group)
             sock = self.socket_path
-            if sock is not None and sock.exists():
+            if sock is not None and sock.exists() and self.gates is None:
                 os.chmod(sock, 0o666)  # the bot's uid must be able to connect
         sources = self._sources(argv, named, env)
+        gate = None
+        sock_dir = self.run_dir / "sock" if self.run_dir is not None else None
+        if self.gates is not None:
+            assert self.run_dir is not None
+            sock_dir = self.run_dir / f"gate-{_safe(name)}-{secrets.token_hex(3)}"
+            sock_dir.mkdir(mode=0o711)
+            os.chmod(sock_dir, 0o711)
+            cleanup.append(sock_dir)
+            gate = self.gates.open(sock_dir / "referee.sock")
+            if bot_env.get("SEVENROCKS_REFEREE") == f"unix:{self.socket_path}":
+                bot_env["SEVENROCKS_REFEREE"] = f"unix:{sock_dir / 'referee.sock'}"
         uid = self._uid_for(sources) if self.mode != "off" else None
         if uid is not None:
             spec["uid"] = uid
+        # Other entrants' files, except what this bot runs too (the Python environment, its own files).
+        shared = [str(p) for p in python_environment(env.get("PYTHONPATH", ""))] + [str(p) for p in named]
+        others = [o for o in others if not _under(o, SYSTEM_DIRS) and not _under(o, shared) and o not in named]
         if self.mode == "bwrap":
             assert self.run_dir is not None
             workdir = self._workdir(cwd, uid is not None)
-            for src in sources if uid is not None else ():  # before the working folder takes some in
-                _readable_by_a_bot(src)
+            # (_uid_for refused, with the fix, any source the bot's own uid could not read.)
             # What this bot needs by name (its script's folder...), before the working folder takes it in.
             needs = [*sources, *([workdir] if workdir is not None else [])]
             if workdir is not None and not under(workdir, sources):
@@ -264,12 +297,15 @@ class Sandbox:
             if workdir is not None:
                 hidden += dot_entries(workdir, [*needs, *named])
             stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
-            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, hidden, workdir)
+            assert sock_dir is not None
+            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, hidden, sock_dir, workdir)
             if stage:
                 spec["stage"] = stage
                 cleanup.append(stage_dir)
             spec["bwrap"] = BWRAP
             spec["bwrap_args"] = bwrap_args
+            if self.seccomp is not None:
+                spec["seccomp"] = str(self.seccomp)
             bot_env.update(HOME="/tmp", TMPDIR="/tmp")
         elif self.mode == "rlimits":
             assert self.run_dir is not None
@@ -277,11 +313,28 @@ class Sandbox:
             tmp.mkdir(mode=0o700)
             if uid is not None:
                 os.chown(tmp, uid, uid)
+                stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
+                spec.update(self._private_view(sources, stage_dir, [*self.hidden, *others]))
+                cleanup.append(stage_dir)
             cleanup.append(tmp)
             bot_env.update(HOME=str(tmp), TMPDIR=str(tmp))
             # The bot starts where the harness was started (as under bwrap), when its uid may enter.
             spec["cwd"] = str(cwd if uid is None or _world_readable(cwd) else tmp)
-        return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup)
+        return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup,
+                        gate)
+
+    def _seccomp_filter(self) -> Path | None:
+        from .seccomp import SeccompUnavailable, write_filter
+
+        assert self.run_dir is not None
+        path = self.run_dir / "seccomp.bpf"
+        try:
+            write_filter(path)
+        except (SeccompUnavailable, OSError) as e:
+            self.warnings.append(f"no seccomp filter in the sandbox ({e}): bots may call ptrace, bpf, keyctl, "
+                                 "perf_event_open and the mount calls (each still refused for want of privilege)")
+            return None
+        return path
 
     def _rlimits(self, group: BotGroup | None) -> dict[str, list[int]]:
         import resource
@@ -335,23 +388,53 @@ class Sandbox:
         return cwd
 
     def _uid_for(self, sources: Sequence[Path]) -> int | None:
-        """A fresh uid for the bot when the harness is root (and, outside bwrap, the bot can read its files)."""
+        """A fresh uid for the bot when the harness is root: never a root bot in a mode that contains it.
+
+        Files the bot needs must be readable by others (a folder that is not is refused
+        with the fix, here or in :meth:`_bwrap_args`); folders it merely cannot reach
+        (a Python under ``/root``) are shown to it in a mount namespace of its own.
+        """
         if not self.root:
             return None
-        if self.mode == "rlimits":
-            blocked = sorted({p for p in sources if not _world_readable(p)})
-            blocked = [p for p in blocked if not any(q != p and _under(p, [str(q)]) for q in blocked)]
-            if blocked:
-                note = (f"bots run as root in rlimits mode: {', '.join(map(str, blocked[:3]))} "
-                        "cannot be read by an unprivileged uid, so a bot could raise its own limits and leave "
-                        "its cgroup; make those paths world-readable or use --sandbox bwrap")
-                if note not in self.warnings:
-                    self.warnings.append(note)
-                return None
+        for src in sources:
+            _readable_by_a_bot(src)
         return UID_BASE + secrets.randbelow(UID_SPAN)
 
+    def _private_view(self, sources: Sequence[Path], stage_dir: Path, hidden: Sequence[Path]) -> dict[str, object]:
+        """What the jail mounts, as root, in the ``rlimits`` bot's own mount (and network) namespace.
+
+        Each source under a folder the bot's uid cannot traverse (``/root``) is bound to a
+        staging path first; that folder is then covered by an empty tmpfs in which the
+        source is bound back at its own path, read-only (so a Python under ``/root``
+        imports as usual, and nothing else of ``/root`` shows). The event's files and
+        other entrants' files are covered by empty stand-ins, as in bubblewrap. The
+        network namespace is empty: the bot reaches the referee by its Unix socket.
+        """
+        stage: list[list[str]] = []
+        cover: set[str] = set()
+        reveal: list[list[str]] = []
+        for i, src in enumerate(sources):
+            if _world_readable(src):
+                continue
+            top = next((a for a in reversed(src.parents) if not _traversable(a)), None)
+            if top is None:  # nothing to cover (the source vanished, or is shut itself: refused already)
+                continue
+            stage_dir.mkdir(mode=0o711, exist_ok=True)
+            target = stage_dir / str(i)
+            if src.is_dir():
+                target.mkdir(mode=0o755)
+            else:
+                target.touch(mode=0o644)
+            stage.append([str(src), str(target)])
+            cover.add(str(top))
+            reveal.append([str(target), str(src)])
+        empty_file, empty_dir = self._stand_ins()
+        hide = [[str(empty_dir if h.is_dir() else empty_file), str(h)] for h in hidden if h.exists()]
+        return {"stage": stage, "cover": sorted(cover), "reveal": reveal, "hide": hide, "no_network": True}
+
     def _bwrap_args(self, sources: Sequence[Path], stage_dir: Path, unprivileged: bool,
-                    hidden: Sequence[Path], workdir: Path | None = None) -> tuple[list[str], list[list[str]]]:
+                    hidden: Sequence[Path], sock_dir: Path,
+                    workdir: Path | None = None) -> tuple[list[str], list[list[str]]]:
         args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--hostname", "sevenrocks-bot"]
@@ -369,11 +452,7 @@ class Sandbox:
             args += ["--size", str(self.limits.memory_mb * 2**20)]
         args += ["--tmpfs", "/tmp"]
         stage: list[list[str]] = []
-        assert self.run_dir is not None
-        empty_file, empty_dir = self.run_dir / "empty", self.run_dir / "empty.d"
-        if not empty_file.exists():
-            empty_file.touch(mode=0o444)
-            empty_dir.mkdir(mode=0o555)
+        empty_file, empty_dir = self._stand_ins()
         for i, src in enumerate(sources):
             inside = [h for h in self.hidden if under(src, [h])]
             if inside and src != workdir:
@@ -381,8 +460,6 @@ class Sandbox:
                                    "(database or output folder); put the bot's files elsewhere or choose "
                                    "another --out")
             where = str(src)
-            if unprivileged:
-                _readable_by_a_bot(src)
             if unprivileged and not _world_readable(src):
                 # The bot's uid cannot reach src (e.g. a Python under /root): the jail binds
                 # it onto a staging path it can reach, in a mount namespace of its own.
@@ -396,10 +473,19 @@ class Sandbox:
                 where = str(target)
             # Files of the harness or of other bots inside a bound folder are left out of its view.
             args += bind_plan(Path(where), src, hidden, (empty_file, empty_dir))
-        args += ["--ro-bind", str(self.run_dir / "sock"), str(Path(BOT_SOCKET).parent)]
+        args += ["--ro-bind", str(sock_dir), str(Path(BOT_SOCKET).parent)]
         # The root tmpfs (where bubblewrap made the mount points) read-only too: nothing to write but /tmp.
         args += ["--remount-ro", "/", "--chdir", str(workdir or "/tmp")]
         return args, stage
+
+    def _stand_ins(self) -> tuple[Path, Path]:
+        """An empty read-only file and folder, bound over what a bot must not see."""
+        assert self.run_dir is not None
+        empty_file, empty_dir = self.run_dir / "empty", self.run_dir / "empty.d"
+        if not empty_file.exists():
+            empty_file.touch(mode=0o444)
+            empty_dir.mkdir(mode=0o555)
+        return empty_file, empty_dir
 
     def _bwrap_problem(self) -> str | None:
         """Why bubblewrap cannot contain a bot here, or None when a trial sandbox ran."""
@@ -428,6 +514,8 @@ class Sandbox:
         return None
 
     def _cleanup(self, prep: Prepared) -> None:
+        if prep.gate is not None and self.gates is not None:
+            self.gates.shut(prep.gate)
         if prep.group is not None:
             prep.group.remove()
         for p in prep.cleanup:
@@ -440,6 +528,8 @@ class Sandbox:
     def close(self) -> None:
         """Remove this run's folders and cgroups (every bot must have been stopped)."""
         self._closed = True
+        if self.gates is not None:
+            self.gates.close()
         if self.cgroups is not None:
             self.cgroups.remove()
             self.cgroups = None
@@ -510,7 +600,8 @@ def _readable_by_a_bot(src: Path) -> None:
     if not _world_readable(src, ancestors=False):
         raise SandboxError(
             f"{src} is not readable by others, so a bot (run under a uid of its own, not root) "
-            f"could not read it; make it readable (chmod -R o+rX {src}) or move the bot's files")
+            f"could not read it; make it readable (chmod -R o+rX {src}) or move the bot's files "
+            "(or, for bots you trust, run them as root with --sandbox off)")
 
 
 def _world_readable(path: Path, ancestors: bool = True) -> bool:
@@ -529,6 +620,14 @@ def _world_readable(path: Path, ancestors: bool = True) -> bool:
         except OSError:
             return False
     return True
+
+
+def _traversable(folder: Path) -> bool:
+    """May a uid with no relation to ``folder`` pass through it (search permission for others)?"""
+    try:
+        return bool(os.stat(folder).st_mode & stat.S_IXOTH)
+    except OSError:
+        return True  # gone: nothing to cover
 
 
 def _safe(name: str) -> str:

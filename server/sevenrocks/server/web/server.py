@@ -4,8 +4,13 @@ Why rendered on request and not a folder: while an event runs, the pages change
 with every finished match, and some must not be shown yet. In a duplicate event
 the same deal is played again with the seats exchanged; a bot that could read the
 first match's record (or watch it live) would know every hand of the second. So
-:class:`DealGuard` shows a match — live, as a replay or as a record — only once every
-other match of its deal group has finished. ``serve`` has no groups: all is shown.
+the event's :class:`~..referee.dealguard.DealGuard` — the same one the referee's
+spectator feed asks — shows a match (live, as a replay or as a record) only once every
+other match of its deal group is stored. ``serve`` has no groups: all is shown.
+
+Browsers: the WebSocket answers only pages of this site (its ``Origin`` must be this
+server's own), so no other web page open in the viewer's browser can read the feed
+through it; a request without an HTTP version (HTTP/0.9) is not answered.
 
 Access: on a loopback address anyone on this machine may watch; on any other
 address every request needs the viewer token (``?token=`` once, then a cookie, or
@@ -20,17 +25,17 @@ import ipaddress
 import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import HttpVersion10, WSMsgType, web
 
 from ..events.store import Store, StoredMatch
 from ..publish.leaderboard import LeaderboardError
 from ..publish.replay import static_text, template
 from ..publish.site import STATIC_FILES, SitePages
+from ..referee.dealguard import DealGuard
 from ..referee.feed import FeedEntry, FeedHub
 from .live import public_steps
 
@@ -52,42 +57,6 @@ def parse_hostport(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"{text!r} is not HOST:PORT (for example 127.0.0.1:8080; port 0 picks a free one)")
     return host.strip("[]"), int(port)
-
-
-@dataclass
-class DealGuard:
-    """Which matches may be shown: those whose deal group has no match left to play."""
-
-    #: match id -> the ids of its deal group (itself included).
-    groups: dict[str, frozenset[str]]
-    done: Callable[[], set[str]]
-    _cache: tuple[float, set[str]] = field(default=(0.0, set()))
-
-    @classmethod
-    def for_tasks(cls, tasks: Iterable[Any], done: Callable[[], set[str]]) -> DealGuard:
-        members: dict[str, set[str]] = {}
-        for t in tasks:
-            members.setdefault(t.group, set()).add(t.match_id)
-        return cls({m: frozenset(ids) for ids in members.values() for m in ids}, done)
-
-    def _done(self) -> set[str]:
-        at, ids = self._cache
-        if time.monotonic() - at > 0.25:
-            ids = self.done()
-            self._cache = (time.monotonic(), ids)
-        return ids
-
-    def live(self, match_id: str) -> bool:
-        """A running match may be watched once the rest of its group has finished."""
-        group = self.groups.get(match_id)
-        if group is None:
-            return True
-        done = self._done()
-        return all(m in done for m in group if m != match_id)
-
-    def stored(self, m: StoredMatch) -> bool:
-        group = self.groups.get(m.match_id)
-        return group is None or all(x in self._done() for x in group)
 
 
 def _summary(entry: FeedEntry) -> dict[str, Any]:
@@ -147,6 +116,11 @@ class LiveSite:
     @web.middleware
     async def _auth(self, request: web.Request,
                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if request.version < HttpVersion10:
+            # HTTP/0.9 has no headers: no Host, no Origin, no cookie to check. Answer nothing.
+            if request.transport is not None:
+                request.transport.close()
+            raise web.HTTPBadRequest()
         if self.token is None:
             return await handler(request)
         given = request.query.get("token") or request.cookies.get(COOKIE) or ""
@@ -173,8 +147,9 @@ class LiveSite:
         done = self.store.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
         if pages is None or done != count:
             try:
+                guard = self.guard
                 pages = SitePages(self.store, self.event, self.log_dir, live=True,
-                                  visible=self.guard.stored if self.guard else None)
+                                  visible=(lambda m: guard.shown(m.match_id)) if guard is not None else None)
             except LeaderboardError:
                 pages = None
         self._pages = (time.monotonic(), done, pages)
@@ -246,7 +221,7 @@ class LiveSite:
         hub = self.hub()
         if hub is None:
             return []
-        return [_summary(e) for e in list(hub.running.values()) if self.guard is None or self.guard.live(e.match_id)]
+        return [_summary(e) for e in hub.shown(include_finished=False)]
 
     def standings(self) -> dict[str, Any]:
         pages = self.pages()
@@ -258,6 +233,9 @@ class LiveSite:
         return {"type": "standings", "rows": rows, "done": lb.matches, "total": lb.scheduled}
 
     async def _ws(self, request: web.Request) -> web.WebSocketResponse:
+        if not same_origin(request):
+            # Another web page open in the viewer's browser (a browser always sends its Origin).
+            raise web.HTTPForbidden(text="the live feed answers pages of this site only\n")
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096)
         await ws.prepare(request)
         watcher: asyncio.Task[None] | None = None
@@ -265,7 +243,7 @@ class LiveSite:
         async def watch(match_id: str) -> None:
             hub = self.hub()
             entry = hub.get(match_id) if hub else None
-            if entry is None or (self.guard is not None and not self.guard.live(match_id)):
+            if entry is None or hub is None or not hub.visible(entry):
                 await ws.send_json({"type": "error", "match_id": match_id,
                                     "text": "no such running match, or its deal is still being played elsewhere"})
                 return
@@ -307,6 +285,30 @@ class LiveSite:
                     with contextlib.suppress(asyncio.CancelledError, ConnectionError):
                         await task
         return ws
+
+
+def same_origin(request: web.Request) -> bool:
+    """Whether a request comes from a page of this site, or from no web page at all.
+
+    Browsers send ``Origin`` with every WebSocket handshake, and a page cannot forge
+    it; a program that is not a browser may leave it out (it could set any header
+    anyway, and holds no viewer's cookie). So: no ``Origin`` passes, an ``Origin``
+    passes only when it names this server as the request reached it (``Host``).
+    """
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    if not sep or rest.rstrip("/") != rest.rstrip("/").split("/")[0]:
+        return False  # "null" (a sandboxed frame, a file), or not an origin at all
+    default = {"http": "80", "https": "443"}.get(scheme.lower())
+    want = f"{request.scheme}://{request.host}".lower()
+
+    def normal(o: str) -> str:
+        o = o.rstrip("/").lower()
+        return o[: -len(f":{default}")] if default and o.endswith(f":{default}") else o
+
+    return normal(origin) == normal(want)
 
 
 def _html(text: str) -> web.Response:

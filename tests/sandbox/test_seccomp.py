@@ -1,0 +1,70 @@
+"""The seccomp deny list in the bubblewrap sandbox: each denied call fails with EPERM, bots still play.
+
+A probe calls each system call with harmless arguments (a bad pointer where the
+kernel would otherwise copy one in, the calling process itself where it names one)
+in the same sandbox twice: with the filter, every call must fail with EPERM; without
+it (the control), the calls named in ``REACHED`` get past the sandbox's other walls
+(they succeed or fail on their arguments), so the EPERM really is the filter's.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+
+from sevenrocks.server.referee.sandbox import Sandbox, SandboxSettings
+from sevenrocks.server.referee.seccomp import DENIED, syscall_number
+
+from .helpers import BOTS, require_bwrap
+
+BAD = 1  # a user-space address that is never mapped: EFAULT when the kernel reads it
+#: name -> arguments. The calling process is pid 2 in its sandbox's pid namespace.
+PROBES: dict[str, list[int]] = {
+    "ptrace": [0, 0, 0, 0],                  # PTRACE_TRACEME: works for any process
+    "process_vm_readv": [2, 0, 0, 0, 0, 0],  # nothing, from itself
+    "keyctl": [0, -2, 0],                    # KEYCTL_GET_KEYRING_ID of its own process keyring
+    "add_key": [BAD, BAD, 0, 0, 0],
+    "bpf": [0, BAD, 64],
+    "perf_event_open": [BAD, 0, -1, -1, 0],
+    "userfaultfd": [0],
+    "io_uring_setup": [1, BAD],
+    "mount": [BAD, BAD, BAD, 0, 0],
+    "umount2": [BAD, 0],
+    "setns": [-1, 0],
+    "unshare": [0],                          # nothing to unshare: works
+    "open_by_handle_at": [-1, BAD, 0],
+    "kcmp": [2, 2, 0, 0, 0],
+}
+#: Calls the sandbox without the filter lets through to their own checks (measured on Linux 5.x/6.x).
+REACHED = {"ptrace", "process_vm_readv", "keyctl", "perf_event_open", "mount", "umount2", "setns", "unshare", "add_key"}
+
+
+def probe(sandbox: Sandbox) -> dict[str, int]:
+    calls = {name: [syscall_number(name), args] for name, args in PROBES.items() if syscall_number(name) is not None}
+    prep = sandbox.prepare([sys.executable, str(BOTS / "syscall_probe.py"), json.dumps(calls)],
+                           {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "probe")
+    try:
+        out = subprocess.run(prep.argv, env=prep.env, capture_output=True, text=True, timeout=60)
+    finally:
+        sandbox.release(prep)
+    assert out.returncode == 0, out.stderr
+    result: dict[str, int] = json.loads(out.stdout)
+    return result
+
+
+def test_each_denied_call_fails_with_eperm_in_the_sandbox_and_only_because_of_the_filter() -> None:
+    require_bwrap()
+    assert set(PROBES) <= set(DENIED)
+    with Sandbox(SandboxSettings(mode="bwrap")) as sb:
+        assert sb.seccomp is not None and "seccomp deny list" in sb.describe()
+        filtered = probe(sb)
+        sb.seccomp = None  # the control: the same sandbox without the filter
+        control = probe(sb)
+    names = {e: errno.errorcode.get(e, str(e)) for e in {*filtered.values(), *control.values()}}
+    print({n: (names[filtered[n]], names.get(control[n], "ok") if control[n] else "ok") for n in filtered})
+    assert filtered == {n: errno.EPERM for n in filtered}, filtered
+    reached = {n for n, e in control.items() if e != errno.EPERM}
+    assert REACHED <= reached, {n: control[n] for n in REACHED}
