@@ -55,7 +55,7 @@ from .client import Client, ClientError, settings_from
 from .rules import Move
 from .view import SeatView
 
-__all__ = ["MAX_LINE", "PREFIX", "stdio_command", "stdio_seat", "StdioProgram", "message_line", "move_message"]
+__all__ = ["MAX_LINE", "PREFIX", "stdio_command", "stdio_program", "stdio_seat", "StdioProgram", "message_line", "move_message"]
 
 log = logging.getLogger("sevenrocks.stdio")
 
@@ -63,13 +63,23 @@ log = logging.getLogger("sevenrocks.stdio")
 PREFIX = "stdio:"
 #: The longest line the program may print (the referee takes no message over 64 KiB anyway).
 MAX_LINE = 64 * 1024
+#: How long the program's processes must all be asleep (waiting for input) before the adapter connects.
+SETTLED_S = 0.06
+#: The adapter connects after this long even if the program is still busy starting.
+START_WAIT_S = 10.0
 #: What the program's environment loses: the adapter speaks to the referee, the program does not.
 PRIVATE_ENV = ("SEVENROCKS_TOKEN", "SEVENROCKS_REFEREE", "SEVENROCKS_TLS_CA")
 
 
 def stdio_command(argv: Sequence[str]) -> list[str]:
-    """The command that runs ``argv`` as a stdio bot: this interpreter running the adapter."""
-    return [sys.executable, "-m", "sevenrocks.sdk.stdio", "--", *argv]
+    """The command that runs ``argv`` as a stdio bot: this interpreter running the adapter.
+
+    Arguments that name files here (``bot.js``) become absolute paths: a launched bot
+    starts in a folder of its own (a sandbox's private ``/tmp``), not in this one.
+    """
+    program = [argv[0], *(os.path.abspath(a) if not a.startswith("-") and os.path.isfile(a) else a
+                          for a in argv[1:])] if argv else []
+    return [sys.executable, "-m", "sevenrocks.sdk.stdio", "--", *program]
 
 
 def stdio_seat(spec: str) -> list[str] | None:
@@ -78,6 +88,12 @@ def stdio_seat(spec: str) -> list[str] | None:
         return None
     words = shlex.split(spec[len(PREFIX):])
     return stdio_command(words) if words else []
+
+
+def stdio_program(argv: Sequence[str]) -> list[str] | None:
+    """The program a :func:`stdio_command` runs, or None when ``argv`` is not one (for hints)."""
+    words = list(argv)
+    return words[4:] if words[1:4] == ["-m", "sevenrocks.sdk.stdio", "--"] else None
 
 
 def message_line(msg: pb.RefereeMessage) -> bytes:
@@ -91,13 +107,15 @@ def move_message(line: bytes, turn: Turn) -> pb.BotMessage:
     text = line.decode("utf-8", errors="replace").strip()
     move = pb.Move()
     try:
-        json_format.Parse(text, move)
-    except json_format.ParseError as e:
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            raise json_format.ParseError(f"expected a JSON object, got {type(doc).__name__}")
+        json_format.ParseDict(doc, move)
+    except (ValueError, json_format.ParseError) as e:  # JSONDecodeError is a ValueError
         shown = text if len(text) <= 200 else text[:200] + "..."
         return pb.BotMessage(error=pb.BotError(
             match_id=turn.match_id, seat=turn.seat, request_id=turn.request_id,
-            detail=f"stdio: the program's answer is not a Move in the protocol's JSON ({e}): {shown!r}"))
-    doc = json.loads(text)  # parsed already; tells a field left out from one given as its default
+            detail=f"stdio: the program's answer is not a Move in the protocol's JSON ({str(e).splitlines()[0]}): {shown!r}"))
     if "matchId" not in doc and "match_id" not in doc:
         move.match_id = turn.match_id
     if "seat" not in doc:
@@ -198,6 +216,62 @@ class StdioProgram(Client):
             await self._send(reply)
 
 
+def _process_states() -> dict[int, tuple[int, str]] | None:
+    """pid -> (parent pid, state letter) of every process this one can see; None without /proc."""
+    out: dict[int, tuple[int, str]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 1:
+            out[int(entry)] = (int(fields[1]), fields[0].decode())
+    return out
+
+
+def program_idle(pid: int) -> bool:
+    """Are the program and every process it started asleep (blocked, e.g. reading stdin)?"""
+    states = _process_states()
+    if states is None or pid not in states:
+        return True  # nothing to watch (no /proc, or it exited): don't wait
+    tree, grew = {pid}, True
+    while grew:
+        kids = {p for p, (parent, _) in states.items() if parent in tree} - tree
+        tree |= kids
+        grew = bool(kids)
+    return all(states[p][1] in "SZ" for p in tree if p in states)
+
+
+async def ready(pid: int) -> None:
+    """Wait until the program is waiting for input (at most :data:`START_WAIT_S`).
+
+    Why: the first TurnRequest may come as soon as the adapter says Hello, and the
+    referee's clock runs from then. A program still starting (an interpreter behind a
+    wrapper script, a JIT warming up, on a busy machine) would lose that decision to
+    a timeout; a gRPC bot never does, because it connects once it is ready. A program
+    whose every process is asleep is blocked on something, in practice its stdin.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_WAIT_S
+    quiet_since: float | None = None
+    while loop.time() < deadline:
+        if await asyncio.to_thread(program_idle, pid):
+            quiet_since = loop.time() if quiet_since is None else quiet_since
+            if loop.time() - quiet_since >= SETTLED_S:
+                return
+        else:
+            quiet_since = None
+        await asyncio.sleep(0.02)
+
+
 def program_name(argv: Sequence[str]) -> str:
     """A readable name for the Hello: the first file the command names, else its program."""
     for word in argv[1:]:
@@ -213,6 +287,7 @@ async def play(argv: Sequence[str]) -> int:
     proc = client.proc
     assert proc is not None
     helpers = [asyncio.create_task(client.feed()), asyncio.create_task(client.answer())]
+    await ready(proc.pid)
     playing = asyncio.create_task(client.run())
     exited = asyncio.create_task(proc.wait())
     loop = asyncio.get_running_loop()
@@ -230,9 +305,9 @@ async def play(argv: Sequence[str]) -> int:
             code = exited.result()
             print(f"sevenrocks stdio: the program {shlex.join(argv)!r} exited with status {code} "
                   "before the referee ended the session", file=sys.stderr, flush=True)
-            playing.cancel()
-            await asyncio.gather(playing, return_exceptions=True)
-            return 128 - code if code < 0 else code
+            # Die at once, as the program did: the referee sees the stream end together with
+            # this process's exit and charges a crash, exactly as for a gRPC bot that exits.
+            os._exit(128 - code if code < 0 else code)
         try:
             playing.result()
         except asyncio.CancelledError:

@@ -39,7 +39,7 @@ def entrant_names(seats: tuple[str, ...]) -> list[str]:
         elif "-m" in words[:-1]:
             base = words[words.index("-m") + 1]
         else:
-            scripts = [w for w in words if w.endswith(".py")]
+            scripts = [w for w in words if w.endswith((".py", ".js"))]
             word = scripts[-1] if scripts else words[0]
             base = word.split(":")[-1] if ":" in word else Path(word).stem
         base = base.split(":")[-1].split(".")[-1]
