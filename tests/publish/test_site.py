@@ -81,7 +81,7 @@ def test_chart_ticks_are_round_and_cover_every_line(site_db: Path) -> None:
     values = [v for _, h in lb.history for v in h.values()]
     assert ticks[0] <= min(values) and max(values) <= ticks[-1]  # no line above the top tick
     labels = re.findall(r'class="axis-label"[^>]*>([^<]+)<', html)
-    assert labels == ["matches played", "conservative rating (μ − 3σ)"]
+    assert labels == ["matches played, in play order", "live TrueSkill μ − 3σ"]
 
 
 def test_every_column_is_explained_in_plain_words(site_db: Path) -> None:

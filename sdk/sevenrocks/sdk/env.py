@@ -1,9 +1,14 @@
 """A PettingZoo AEC environment over the one rules engine, for reinforcement learning.
 
-Install the extra: ``pip install 'sevenrocks[rl]'`` (pettingzoo, gymnasium, numpy).
+Install the extra: ``pip install '.[rl]'`` from a checkout (pettingzoo, gymnasium, numpy).
 
->>> from sevenrocks.sdk.env import SevenRocksEnv
->>> env = SevenRocksEnv("fives", players=3, target=100)
+The module has PettingZoo's own factories, as its classic environments do:
+:func:`env` (the AEC environment in PettingZoo's usual wrappers), :func:`raw_env`
+(the bare :class:`SevenRocksEnv`) and :func:`parallel_env` (the Parallel API, for
+turn-based games as PettingZoo converts them: only the agent to move acts).
+
+>>> from sevenrocks.sdk.env import env as make_env
+>>> env = make_env(ruleset="fives", players=3, target=100)
 >>> env.reset(seed=1)
 >>> for agent in env.agent_iter():
 ...     obs, reward, terminated, truncated, info = env.last()
@@ -36,10 +41,12 @@ from typing import Any, Literal
 try:
     import numpy as np
     from gymnasium import spaces
-    from pettingzoo import AECEnv
+    from pettingzoo import AECEnv, ParallelEnv
+    from pettingzoo.utils import wrappers
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError(
-        f"sevenrocks.sdk.env needs the rl extra ({e.name} is missing): pip install 'sevenrocks[rl]'"
+        f"sevenrocks.sdk.env needs the rl extra ({e.name} is missing): python3 -m pip install '.[rl]' (from the project's folder)"
     ) from None
 
 from .bot import Bot
@@ -325,6 +332,35 @@ class PolicyBot(Bot):
         return move_of(view, int(self.policy(observation_of(view))))
 
 
+def raw_env(ruleset: str = "seven-rocks", players: int | None = None, **kwargs: Any) -> SevenRocksEnv:
+    """The bare AEC environment (:class:`SevenRocksEnv`); an action the mask forbids raises ``ValueError``."""
+    return SevenRocksEnv(ruleset, players, **kwargs)
+
+
+def env(ruleset: str = "seven-rocks", players: int | None = None, **kwargs: Any) -> AECEnv:
+    """The AEC environment in PettingZoo's wrappers, as its classic games come.
+
+    ``TerminateIllegalWrapper`` ends the match on an action the mask forbids (reward -1
+    to the agent that tried it, as in PettingZoo's chess or connect four), then
+    ``AssertOutOfBoundsWrapper`` and ``OrderEnforcingWrapper`` (no ``step`` before
+    ``reset``). Arguments are :class:`SevenRocksEnv`'s.
+    """
+    wrapped: AECEnv = wrappers.TerminateIllegalWrapper(raw_env(ruleset, players, **kwargs), illegal_reward=-1)
+    wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
+    return wrappers.OrderEnforcingWrapper(wrapped)
+
+
+def parallel_env(ruleset: str = "seven-rocks", players: int | None = None, **kwargs: Any) -> ParallelEnv:
+    """The Parallel API: each ``step(actions)`` plays the action of the agent to move.
+
+    Seven Rocks is turn-based, so this is PettingZoo's ``turn_based_aec_to_parallel``
+    over :func:`env`: every live agent observes each step, only the agent to move
+    (``infos[agent]["active_agent"]``) has a non-empty action mask, and the other
+    agents' actions are ignored.
+    """
+    return turn_based_aec_to_parallel(env(ruleset, players, **kwargs))
+
+
 def first_legal(observation: dict[str, np.ndarray]) -> int:
     """A scripted policy: the lowest-numbered legal action (for tests and as a template)."""
     return int(np.flatnonzero(observation["action_mask"])[0])
@@ -332,5 +368,5 @@ def first_legal(observation: dict[str, np.ndarray]) -> int:
 
 __all__ = [
     "FIELDS", "N_ACTIONS", "OBS_SIZE", "PolicyBot", "SevenRocksEnv", "action_mask", "action_of",
-    "encode", "fields", "first_legal", "move_of", "observation_of",
+    "encode", "env", "fields", "first_legal", "move_of", "observation_of", "parallel_env", "raw_env",
 ]

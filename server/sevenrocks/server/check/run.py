@@ -45,6 +45,7 @@ from typing import Any
 import grpc
 
 from sevenrocks.sdk.rules import FaultCause, Move, Play, Ruleset, make_ruleset
+from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_program
 
 from ..referee import Referee, RefereeMatch
 from ..referee.faults import FaultPolicy, TimeControl
@@ -64,7 +65,9 @@ PHASES = ("seven-rocks", "fives-2", "fives-3", "fives-4", *(s.name.replace(" ", 
 def check_hint(command: str | Sequence[str]) -> str:
     """The one line ``match`` and ``tournament`` print when a bot fails at start."""
     words = shlex.split(command) if isinstance(command, str) else list(command)
-    return f"hint: check the bot on its own with: sevenrocks check -- {shlex.join(words)}"
+    program = stdio_program(words)
+    shown = STDIO + shlex.join(program) if program is not None else shlex.join(words)
+    return f"hint: check the bot on its own with: sevenrocks check -- {shown}"
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import shlex
 from pathlib import Path
 
 import click
+
+from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_command
 
 from ..check.run import PHASES, CheckSettings, run_check
 from ..referee.launch import LaunchError, bot_command
@@ -16,6 +19,7 @@ from ..referee.sandbox import MODES, SandboxError, SandboxSettings
 Examples:
   sevenrocks check -- python my_bot.py
   sevenrocks check -- greedy
+  sevenrocks check -- stdio:python3 examples/bots/stdio-python/bot.py
   sevenrocks check --time-per-move 300 -- node examples/bots/node/bot.js
   sevenrocks check --phase seven-rocks --phase reconnect -- ./target/release/bot
 
@@ -50,9 +54,14 @@ def check(command: tuple[str, ...], per_move_ms: int, tight_ms: int, target: int
     (named in the report), with the same environment.
 
     A single word that is a registered bot name (greedy, random, ...) or module:Class
-    runs through the Python SDK; anything else is the command line of your bot.
+    runs through the Python SDK; stdio:CMD runs CMD as a stdio bot (JSON lines on
+    stdin/stdout, docs/protocol.md); anything else is the command line of your bot.
     """
-    argv = bot_command(command[0]) if len(command) == 1 else list(command)
+    if command[0].startswith(STDIO):
+        program = [*shlex.split(command[0].removeprefix(STDIO)), *command[1:]]
+        argv = stdio_command(program) if program else []
+    else:
+        argv = bot_command(command[0]) if len(command) == 1 else list(command)
     if not argv:
         raise click.UsageError("give the bot's command after --, e.g. sevenrocks check -- python my_bot.py")
     settings = CheckSettings(per_move_ms=per_move_ms, tight_ms=tight_ms, target=target, seed=seed,

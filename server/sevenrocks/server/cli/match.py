@@ -14,6 +14,7 @@ import click
 
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Play, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
+from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_seat
 
 from ..referee.faults import FaultPolicy, TimeControl
 from ..referee.launch import BotProcess, LaunchError, bot_command
@@ -21,17 +22,24 @@ from ..referee.sandbox import MODES, SandboxError, SandboxSettings, open_sandbox
 from ..referee import Referee, RefereeMatch, RefereeStopped
 
 
+def seat_command(spec: str) -> list[str]:
+    """argv for a ``--seat``: ``stdio:CMD`` runs CMD through the stdio adapter, anything else
+    as :func:`bot_command` says (a registered name, ``module:Class`` or a command line)."""
+    stdio = stdio_seat(spec)
+    return stdio if stdio is not None else bot_command(spec)
+
+
 def entrant_names(seats: tuple[str, ...]) -> list[str]:
     """A readable, unique player name per seat: the bot's name or program, then the seat."""
     names = []
     for i, spec in enumerate(seats):
-        words = shlex.split(spec) or ["bot"]
+        words = shlex.split(spec.removeprefix(STDIO)) or ["bot"]
         if "--bot" in words[:-1]:
             base = words[words.index("--bot") + 1]
         elif "-m" in words[:-1]:
             base = words[words.index("-m") + 1]
         else:
-            scripts = [w for w in words if w.endswith(".py")]
+            scripts = [w for w in words if w.endswith((".py", ".js"))]
             word = scripts[-1] if scripts else words[0]
             base = word.split(":")[-1] if ":" in word else Path(word).stem
         base = base.split(":")[-1].split(".")[-1]
@@ -49,13 +57,13 @@ async def play_one(
     referee = Referee(tokens, time_control, policy, autoplay_forced=autoplay)
     sandbox = await asyncio.to_thread(open_sandbox, sandbox_settings, [*hidden, logs], None,
                                       lambda text: click.echo(text, err=True))
-    commands = {name: bot_command(spec) for spec, name in zip(seats, names)}
+    commands = {name: seat_command(spec) for spec, name in zip(seats, names)}
     procs: list[BotProcess] = []
     log_paths = {name: logs / f"{name}.log" for name in names}
     try:
         port = await referee.start("127.0.0.1:0", unix_socket=sandbox.socket_path)
-        for spec, name in zip(seats, names):
-            proc = BotProcess().start(spec, f"127.0.0.1:{port}", tokens[name], log_paths[name], entrant=name,
+        for name in names:
+            proc = BotProcess().start(commands[name], f"127.0.0.1:{port}", tokens[name], log_paths[name], entrant=name,
                                       sandbox=sandbox, others=other_entrants_paths(commands, name))
             referee.attach_process(name, proc)
             procs.append(proc)
@@ -75,10 +83,12 @@ Examples:
   sevenrocks match --ruleset fives --seat greedy --seat 'python my_bot.py' --seed 7 --records out/
   sevenrocks match --seat random --seat random --seat random --seat 'python -m mybot' --time-per-move 300
   sevenrocks match --sandbox bwrap --seat greedy --seat 'python my_bot.py' --seat greedy --seat random
+  sevenrocks match --seat 'stdio:node bot.js' --seat greedy --seat 'stdio:python3 bot.py' --seat greedy
 """)
 @click.option("--seat", "seats", multiple=True, required=True, metavar="CMD",
               help="A bot for the next seat: a registered bot name (greedy, random), module:Class, "
-                   "or a command line. Seven Rocks takes 4 seats; fives 2 to 4.")
+                   "a command line, or stdio:COMMAND LINE for a program speaking JSON lines on "
+                   "stdin/stdout (docs/protocol.md). Seven Rocks takes 4 seats; fives 2 to 4.")
 @click.option("--ruleset", type=click.Choice(RULESET_NAMES), default=SEVEN_ROCKS, show_default=True)
 @click.option("--target", type=click.IntRange(min=1), default=250, show_default=True, help="Points to win.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Deals and lots come from this seed.")
@@ -111,7 +121,7 @@ def match(seats: tuple[str, ...], ruleset: str, target: int, seed: int, match_id
     if ruleset == FIVES and not 2 <= len(seats) <= 4:
         raise click.UsageError(f"fives needs 2 to 4 --seat options, got {len(seats)}")
     for spec in seats:
-        if not bot_command(spec):
+        if not seat_command(spec):
             raise click.UsageError(f"--seat {spec!r} is empty")
     names = entrant_names(seats)
     mid = match_id or f"match-{seed}"

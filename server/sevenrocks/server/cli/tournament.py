@@ -10,7 +10,7 @@ import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,10 +26,18 @@ from ..publish.render import render_table, settled_line, write_all
 from ..events.store import Store, StoreError, check_db_path, explain
 from ..events.tournament import EventPlan, run_event
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 
 def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0",
-                  tls: tuple[bytes, bytes] | None = None, db: Path | None = None) -> Executor:
-    """The executor for this run: the embedded referee, or Dask workers with ``cluster``."""
+                  tls: tuple[bytes, bytes] | None = None, db: Path | None = None,
+                  say: Callable[[str], None] | None = None) -> Executor:
+    """The executor for this run: the embedded referee, or Dask workers with ``cluster``.
+
+    ``say`` prints one whole line for the operator (the progress bar's console, so a
+    line never lands on the bar's own); default: stderr.
+    """
     hidden = harness_files(db, out)
     if os.path.isfile(config.source):  # it may hold remote entrants' tokens
         hidden += (Path(config.source).resolve(),)
@@ -37,10 +45,10 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
         from ..events.cluster import ClusterExecutor
 
         return ClusterExecutor(config, cluster, out / "logs", config.concurrency, hidden=hidden)
-    return LocalExecutor(config, out / "logs", config.concurrency, listen,
-                         lambda text: click.echo(text, err=True), tls=tls,
+    say = say or (lambda text: click.echo(text, err=True))
+    return LocalExecutor(config, out / "logs", config.concurrency, listen, say, tls=tls,
                          spectator_token=os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, hidden=hidden,
-                         report=lambda text: click.echo(text, err=True))
+                         report=say)
 
 
 def harness_files(db: Path | None, out: Path) -> tuple[Path, ...]:
@@ -190,13 +198,20 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         store = Store(db_path, writer=True)
     except StoreError as e:
         raise BadInput(str(e)) from None
+    from rich.console import Console
+
+    console = Console(stderr=True)
+
+    def say(text: str) -> None:
+        console.print(text, markup=False, highlight=False, soft_wrap=True)
+
     with store:
-        executor = make_executor(config, out_dir, cluster, listen, tls, db_path)
+        executor = make_executor(config, out_dir, cluster, listen, tls, db_path, say)
         if cluster is not None and not quiet:
             click.echo(f"sandbox: {config.sandbox.mode}, chosen by each worker for its bots "
                        f"(see {out_dir / 'logs'}/worker-*/sandbox.txt on a local cluster)", err=True)
         try:
-            plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token)
+            plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token, console)
         except Interrupted as e:
             done = len(store.done_ids(config.name))
             click.echo(f"\n{e.how}: {done} matches of event {config.name!r} are stored in {db_path}; "
@@ -215,6 +230,9 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             raise click.ClickException("\n".join([str(e), *hints])) from None
         except (LaunchError, TooManyVoids) as e:
             raise click.ClickException(str(e)) from None
+        finished = finished_line(config, plan, db_path)
+        if finished is not None:
+            click.echo(finished, err=True)
         try:
             lb = build_leaderboard(store, config.name)
             written = write_all(lb, out_dir)
@@ -228,7 +246,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
                            f"safe in {db_path}: `sevenrocks leaderboard --db {db_path}` prints it again") from None
     if not quiet:
         click.echo(render_table(lb))
-    for line in summary(config, plan, db_path):
+    for line in summary(config, plan, db_path, out_dir / "logs"):
         click.echo(line, err=True)
     if quiet:
         click.echo(settled_line(lb), err=True)
@@ -246,7 +264,8 @@ class Interrupted(Exception):
 
 
 def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, replay: tuple[str, ...],
-         out_dir: Path, web: tuple[str, int] | None, web_token: str | None) -> EventPlan:
+         out_dir: Path, web: tuple[str, int] | None, web_token: str | None,
+         console: Console | None = None) -> EventPlan:
     """Run the event on a fresh event loop; SIGTERM stops it exactly as Ctrl-C does."""
     terminated = False
 
@@ -263,19 +282,18 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, on_term)
         try:
-            say = None if quiet else (lambda text: click.echo(text, err=True))
             logs = out_dir / "logs"
             guard = DealGuard(config.duplicate)  # one rule for the live pages and the spectator feed
             if isinstance(executor, LocalExecutor):
                 executor.guard = guard
             if quiet:
                 return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
-                    config, store, executor, replay=replay, preflight_logs=logs, say=say, guard=guard))
+                    config, store, executor, replay=replay, preflight_logs=logs, say=None, guard=guard))
             from ..events.progress import EventBar
 
-            with EventBar(config.name) as bar:
+            with EventBar(config.name, console) as bar:
                 return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
-                    config, store, executor, bar, replay=replay, preflight_logs=logs, say=say, guard=guard))
+                    config, store, executor, bar, replay=replay, preflight_logs=logs, say=bar.say, guard=guard))
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
 
@@ -289,19 +307,29 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
         raise
 
 
-def summary(config: EventConfig, plan: EventPlan, db_path: Path) -> list[str]:
-    """What the operator should know beyond the table: nothing played, withdrawals, voided matches."""
+def finished_line(config: EventConfig, plan: EventPlan, db_path: Path) -> str | None:
+    """Why nothing was played, said first (before the tables); None when the run played."""
+    if not plan.was_finished:
+        return None
+    if config.schedule.mode == "adaptive":
+        stored = f"{plan.stored} matches stored; the budget in force is {plan.total}"
+    else:
+        stored = f"{plan.stored} of {plan.total} matches stored"
+    return (f"event {config.name!r} is already finished in {db_path} ({stored}): nothing to play. "
+            "To play a changed bot again use --replay NAME; for a new event give it another [event] name.")
+
+
+def summary(config: EventConfig, plan: EventPlan, db_path: Path, logs: Path | None = None) -> list[str]:
+    """What the operator should know beyond the table: withdrawals, crashes (with the log to read), voids."""
     lines = []
-    if plan.was_finished:
-        lines.append(f"event {config.name!r} is already finished in {db_path} ({plan.stored} of {plan.total} "
-                     "matches stored): nothing to play. To play a changed bot again use --replay NAME; "
-                     "for a new event give it another [event] name.")
     for name, version in plan.replayed.items():
         lines.append(f"replayed {name}: its matches were played again as {name}@{version} "
                      "(the earlier results are kept as history)")
     for match_id, name, detail, log in plan.crashes:
         tail = f"; its log ends: {log.splitlines()[-1]}" if log else ""
-        lines.append(f"{name} crashed in {match_id} ({detail}){tail}: that match is its forfeit")
+        where = logs / f"{name}.log" if logs is not None else None
+        full = f"; its whole log: {where}" if where is not None and where.exists() else ""
+        lines.append(f"{name} crashed in {match_id} ({detail}){tail}{full}: that match is its forfeit")
     for name in sorted(plan.withdrawn):
         lines.append(f"{name} is withdrawn from the event; its remaining matches were not played "
                      f"({plan.skipped} skipped in this run)")
@@ -335,6 +363,11 @@ async def run_with_web(config: EventConfig, store: Store, executor: Executor, we
     bound = await site.start(host, port)
     click.echo(f"live pages at {viewer_url(host, bound, token)}", err=True)
     try:
-        return await play()
-    finally:
-        await site.stop()
+        plan = await play()
+    except BaseException:
+        await site.stop("The event stopped before it finished (interrupted or failed); these pages are no "
+                        "longer live. Run the same command again to resume it.")
+        raise
+    await site.stop("The event has ended: no more matches will be played. The final leaderboard and the "
+                    "replays are in the event site the command wrote.")
+    return plan

@@ -384,7 +384,7 @@ class ClusterExecutor:
         try:
             dd: Any = importlib.import_module("distributed")
         except ImportError:
-            raise ClusterError("--cluster needs Dask distributed: pip install 'sevenrocks[cluster]'") from None
+            raise ClusterError("--cluster needs Dask distributed: python3 -m pip install '.[cluster]' (from the project's folder)") from None
         n_local, address = parse_cluster(self.address)
         cluster: Any = None
         client: Any = None

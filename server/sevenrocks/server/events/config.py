@@ -24,6 +24,7 @@ from typing import Any, Literal, Mapping
 from sevenrocks.sdk.convert import MAX_ROUND_CAP, MAX_TARGET
 from sevenrocks.sdk.registry import bot_module, bot_names
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
+from sevenrocks.sdk.stdio import stdio_command
 
 from ..referee.sandbox import MODES, Limits, SandboxSettings
 
@@ -197,7 +198,9 @@ EVENT_KEYS = {
 }
 TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots", "schedule", "sandbox"}
 SCHEDULE_KEYS = {"mode", "budget", "round_deals", "until_settled"}
-ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env"}
+ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env", "protocol"}
+#: How a launched entrant's program talks: gRPC itself, or JSON lines through the stdio adapter.
+PROTOCOLS = ("grpc", "stdio")
 TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
 FAULT_KEYS = {"policy", "max_strikes"}
 RATING_KEYS = {"tau", "draw_probability", "level"}
@@ -290,6 +293,13 @@ def _entrant(where: str, raw: Any) -> Entrant:
     env_raw = _get(where, raw, "env", dict, {})
     env = tuple(sorted((str(k), str(v)) for k, v in env_raw.items()))
     token = _get(where, raw, "token", str, None)
+    protocol = _get(where, raw, "protocol", str, "grpc")
+    if protocol not in PROTOCOLS:
+        raise ConfigError(f"{where}.protocol: {protocol!r} is not a protocol; choose grpc (the program dials the "
+                          "referee) or stdio (JSON lines on its stdin/stdout, docs/protocol.md)")
+    if protocol == "stdio" and ways != ["command"]:
+        raise ConfigError(f"{where}.protocol: \"stdio\" goes with command = [...] (the program to run); a remote "
+                          "stdio bot runs `python -m sevenrocks.sdk.stdio -- PROGRAM` itself")
     if ways == ["remote"]:
         if raw["remote"] is not True:
             raise ConfigError(f"{where}.remote: expected true, got {raw['remote']!r}")
@@ -315,6 +325,8 @@ def _entrant(where: str, raw: Any) -> Entrant:
             f"{where}.command: {argv[0]!r} is not an executable file or a program on PATH; "
             "give a full path, or run a Python bot as [\"python\", \"mybot.py\"]"
         )
+    if protocol == "stdio":  # the adapter is the process the harness launches; the program is its child
+        argv = tuple(stdio_command(argv))
     return Entrant(name, argv, None, None, env)
 
 

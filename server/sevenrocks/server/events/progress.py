@@ -1,4 +1,11 @@
-"""The operator's live view of an event: matches done of total, rate, ETA, current leader."""
+"""The operator's live view of an event: matches done of total, rate, ETA, current leader.
+
+On a terminal it is a rich progress bar; when stderr is not a terminal (a CI log, a
+file, a pipe) it is a plain line every :attr:`EventBar.every_s` seconds and one at the
+end, because a bar redrawn in place is unreadable there (and rich draws none at all).
+Everything else the harness says while the event runs goes through :meth:`EventBar.say`,
+which prints whole lines above the bar instead of into it.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +25,17 @@ class EventBar:
     Use as a context manager; call the instance with each progress report.
     """
 
+    #: Seconds between plain progress lines when stderr is not a terminal.
+    every_s = 15.0
+
     def __init__(self, event: str, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
+        self.event = event
+        #: A bar redrawn in place on a terminal; plain lines anywhere else.
+        self.live = self.console.is_terminal
+        self.last_line = float("-inf")  # the first report prints a line at once
+        self.last: EventProgress | None = None
+        self.rate_per_s = 0.0
         self.bar = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -36,11 +52,29 @@ class EventBar:
         self.first_done: int | None = None
 
     def __enter__(self) -> EventBar:
-        self.bar.start()
+        if self.live:
+            self.bar.start()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.bar.stop()
+        if self.live:
+            self.bar.stop()
+        elif self.last is not None and exc_type is None:
+            self.console.print(self.line(self.last), markup=False, highlight=False, soft_wrap=True)
+
+    def say(self, text: str) -> None:
+        """One whole line for the operator, above the bar (never on the bar's line)."""
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def line(self, p: EventProgress) -> str:
+        """The plain progress line: done of total, rate, ETA, leader."""
+        parts = [f"{self.event}: {p.done}/{p.total} matches"]
+        if self.rate_per_s > 0:
+            parts.append(f"{self.rate_per_s:.2f} matches/s")
+            if p.total > p.done:
+                parts.append(f"ETA {_duration((p.total - p.done) / self.rate_per_s)}")
+        parts.append(f"leader: {p.leader or '–'}")
+        return ", ".join(parts)
 
     def __call__(self, p: EventProgress) -> None:
         if self.first_done is None:
@@ -48,11 +82,26 @@ class EventBar:
             self.started = time.monotonic()
         played = p.done - self.first_done
         elapsed = time.monotonic() - self.started
-        rate = f"{played / elapsed:.2f} matches/s" if played and elapsed > 0 else "… matches/s"
+        self.rate_per_s = played / elapsed if played and elapsed > 0 else 0.0
+        rate = f"{self.rate_per_s:.2f} matches/s" if self.rate_per_s else "… matches/s"
         self.bar.update(self.task, total=p.total, completed=p.done, rate=rate, leader=p.leader or "–")
+        self.last = p
         o = p.outcome
         if o is not None and o.fault is not None and o.fault.detail.startswith("the bot process"):
-            self.console.print(f"{o.task.match_id}: {o.task.seats[o.fault.seat]} crashed ({o.fault.detail}); "
-                               "it is restarted for its next match")
+            self.say(f"{o.task.match_id}: {o.task.seats[o.fault.seat]} crashed ({o.fault.detail}); "
+                     "it is restarted for its next match")
         if isinstance(p.report, Withdrawn):
-            self.console.print(f"[bold]{p.report.entrant}[/bold] {p.report.reason}")
+            self.say(f"{p.report.entrant} {p.report.reason}")
+        now = time.monotonic()
+        if not self.live and now - self.last_line >= self.every_s:
+            self.last_line = now
+            self.say(self.line(p))
+
+
+def _duration(seconds: float) -> str:
+    """``1:05:09`` / ``4:07`` / ``12 s``: an ETA as a person reads it."""
+    s = int(seconds + 0.5)
+    if s < 60:
+        return f"{s} s"
+    h, rest = divmod(s, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60}:{rest % 60:02d}"

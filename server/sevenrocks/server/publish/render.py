@@ -268,7 +268,7 @@ def _chart(lb: Leaderboard, width: int = 720, height: int = 320) -> dict[str, An
             "yticks": [{"y": sy(v), "label": _tick_label(v), "value": v} for v in yt],
             "xticks": [{"x": sx(v), "label": _tick_label(v)} for v in xt],
             "x0": left, "x1": width - right, "y0": height - bottom, "y1": top,
-            "ylabel": "conservative rating (μ − 3σ)", "xlabel": "matches played"}
+            "ylabel": "live TrueSkill μ − 3σ", "xlabel": "matches played, in play order"}
 
 
 def render_html(lb: Leaderboard, site: dict[str, Any] | None = None) -> str:

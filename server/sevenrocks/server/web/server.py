@@ -80,6 +80,8 @@ class LiveSite:
         self.total = total
         self._pages: tuple[float, int, SitePages | None] = (0.0, -1, None)
         self._runner: web.AppRunner | None = None
+        #: Open live-page sockets, told when the event ends (:meth:`stop`).
+        self._sockets: set[web.WebSocketResponse] = set()
         self.app = web.Application(middlewares=[self._auth])
         r = self.app.router
         r.add_get("/", self._index)
@@ -106,7 +108,12 @@ class LiveSite:
         sockets = getattr(server, "sockets", None) or []
         return int(sockets[0].getsockname()[1]) if sockets else port
 
-    async def stop(self) -> None:
+    async def stop(self, ended: str | None = None) -> None:
+        """Stop serving; ``ended`` is told to every open live page first (e.g. that the event has ended)."""
+        if ended is not None:
+            for ws in list(self._sockets):
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await ws.send_json({"type": "ended", "text": ended})
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -238,6 +245,7 @@ class LiveSite:
             raise web.HTTPForbidden(text="the live feed answers pages of this site only\n")
         ws = web.WebSocketResponse(heartbeat=20.0, max_msg_size=4096)
         await ws.prepare(request)
+        self._sockets.add(ws)
         watcher: asyncio.Task[None] | None = None
 
         async def watch(match_id: str) -> None:
@@ -279,6 +287,7 @@ class LiveSite:
                         watcher.cancel()
                     watcher = asyncio.create_task(watch(wanted))
         finally:
+            self._sockets.discard(ws)
             for task in (lister, watcher):
                 if task is not None:
                     task.cancel()

@@ -7,7 +7,7 @@
   SR.watchStarted = {};  // match id -> when this page asked to watch it
 
   SR.startLive = function () {
-    var el = SR.el, ws, watching = null, finished = {}, viewer = null, running = [];
+    var el = SR.el, ws, watching = null, finished = {}, viewer = null, running = [], ended = false;
     var url = (location.protocol === "https:" ? "wss:" : "ws:") + "//" + location.host + "/live/ws" + location.search;
     ws = new WebSocket(url);
     function watch(id) {
@@ -64,12 +64,21 @@
         SR.received.push(note);
         viewer.push(msg.step, function (now) { note.t = now; });
         if (msg.step.k === "match_end") { finished[msg.match_id] = true; setTimeout(pickNext, 800); }
+      } else if (msg.type === "ended") {
+        ended = true;
+        var note = document.getElementById("ended");
+        note.textContent = msg.text;
+        note.hidden = false;
+        document.getElementById("progress").textContent += " — the event has ended";
+        document.body.setAttribute("data-ended", "1");
       } else if (msg.type === "error" && msg.match_id === watching) {
         finished[watching] = true;
         pickNext();
       }
     };
-    ws.onclose = function () { document.getElementById("watching").textContent += " (connection closed)"; };
+    ws.onclose = function () {
+      if (!ended) { document.getElementById("watching").textContent += " (connection closed)"; }
+    };
     document.body.setAttribute("data-ready", "1");
   };
 })();
