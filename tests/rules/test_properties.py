@@ -107,3 +107,21 @@ def test_every_corrupted_play_is_rejected(rs_players: tuple[str, int | None], se
     else:
         x[kind] += rnd.choice([-5, 1, 5])
     assert verify_lines(json.dumps(o) for o in objs), (kind, i)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rulesets, seeds)
+def test_total_after_is_the_total_that_place_leaves(rs_players: tuple[str, int | None], seed: int) -> None:
+    """Layout.total_after (the searches' arithmetic) agrees with placing each legal move on a copy."""
+    name, players = rs_players
+    g = GameState(make_ruleset(name, players=players), seed=seed)
+    rng = random.Random(seed)
+    g.start()
+    checked = 0
+    while not g.over and checked < 400:
+        for move in g.legal_moves():
+            before = g.layout.total
+            assert g.layout.total_after(move) == g.layout.copy().place(move)
+            assert g.layout.total == before
+            checked += 1
+        g.play(rng.choice(g.legal_moves()))

@@ -42,27 +42,25 @@ from .inference import count_misses, missed_awards
 MATCH_BONUS = 150.0
 
 
-def _forced_or_random(state: GameState, rng: random.Random, explore: float) -> tuple[list[Move], Move | None]:
-    """The legal moves, and the move to make without thinking: the only one, or (by chance) any."""
+def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
+    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``.
+
+    Each candidate's award comes from :meth:`Layout.total_after` (arithmetic, no copy of
+    the layout): this loop runs for every step of every rollout, and is most of a
+    search's time.
+    """
     moves = state.legal_moves()
     if len(moves) == 1:
-        return moves, moves[0]
-    if rng.random() < explore:
-        return moves, moves[rng.randrange(len(moves))]
-    return moves, None
-
-
-def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
-    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``."""
-    moves, pick = _forced_or_random(state, rng, explore)
-    if pick is not None:
-        return pick
-    layout = state.layout
+        return moves[0]
+    if explore > 0 and rng.random() < explore:
+        return moves[rng.randrange(len(moves))]
+    total_after = state.layout.total_after
     best = moves[0]
     best_key = -1
     for m in moves:
-        award = award_on(layout, m)
-        key = award * 16 + m.tile[0] + m.tile[1]
+        total = total_after(m)
+        t = m[0]
+        key = (total * 16 if total > 0 and total % 5 == 0 else 0) + t[0] + t[1]
         if key > best_key:
             best, best_key = m, key
     return best
@@ -71,8 +69,10 @@ def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
 def play_out(state: GameState, rng: random.Random, explore: float, plies: int | None) -> None:
     """Play ``state`` (a copy) with the rollout policy for ``plies`` placements, or to the round's end."""
     left = -1 if plies is None else plies
-    while state.phase is Phase.TURN and left != 0:
-        state.play(greedy_move(state, rng, explore))
+    turn = Phase.TURN
+    play = state.play
+    while state.phase is turn and left != 0:
+        play(greedy_move(state, rng, explore))
         left -= 1
 
 
@@ -132,6 +132,7 @@ class SearchBot(Bot):
         n = 0
         rng = self.rng
         missed = missed_awards(view) if self.miss_weight < 1 else []
+        explore, horizon, evaluate = self.explore, self.horizon, self.evaluate
         while self.iterations is None or n < self.iterations:
             hands, boneyard = sampler.sample(rng)
             for _ in range(self.resample if missed else 0):
@@ -140,11 +141,13 @@ class SearchBot(Bot):
                 hands, boneyard = sampler.sample(rng)
             root = view.state_with(hands, boneyard)
             seed = rng.getrandbits(32)
+            last = len(moves) - 1
             for i, move in enumerate(moves):
-                state = root.copy()
+                state = root if i == last else root.copy()  # the last candidate may use the root itself
                 state.play(move)
-                play_out(state, random.Random(seed), self.explore, self.horizon)
-                totals[i] += self.evaluate(view, state)
+                # Without exploration the rollout draws nothing: skip seeding a generator per candidate.
+                play_out(state, random.Random(seed) if explore else rng, explore, horizon)
+                totals[i] += evaluate(view, state)
             n += 1
             if deadline is not None:
                 now = time.monotonic()
@@ -161,19 +164,25 @@ class SearchBot(Bot):
         """Points the seat's side gained in the rollout minus its opponents', with the match result."""
         rs = view.ruleset
         mine = view.team
-        gains = [after - before for after, before in zip(state.scores, view.scores)]
-        others = [g for t, g in enumerate(gains) if t != mine]
-        value = gains[mine] - sum(others) / len(others)
-        if state.phase is Phase.TURN:
-            pips = [0] * rs.teams
-            for seat, hand in enumerate(state.hands):
-                pips[rs.team_of(seat)] += pip_count(hand)
-            rest = [p for t, p in enumerate(pips) if t != mine]
-            value -= self.pip_weight * (pips[mine] - sum(rest) / len(rest))
-        if state.phase is Phase.MATCH_OVER and state.winner is not None:
+        before = view.scores
+        after = state.scores
+        teams = len(after)
+        gain = after[mine] - before[mine]
+        value = gain - (sum(after) - sum(before) - gain) / (teams - 1)
+        phase = state.phase
+        if phase is Phase.TURN:
+            pips = [0] * teams
+            if rs.partnerships:
+                for seat, hand in enumerate(state.hands):
+                    pips[seat & 1] += pip_count(hand)
+            else:
+                for seat, hand in enumerate(state.hands):
+                    pips[seat] += pip_count(hand)
+            own = pips[mine]
+            value -= self.pip_weight * (own - (sum(pips) - own) / (teams - 1))
+        elif phase is Phase.MATCH_OVER and state.winner is not None:
             value += MATCH_BONUS if state.winner == mine else -MATCH_BONUS
         return value
-
 
 if __name__ == "__main__":
     import os

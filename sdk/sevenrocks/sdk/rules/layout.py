@@ -217,6 +217,32 @@ class Layout:
     def _describe_ports(self) -> str:
         return ", ".join(f"{p} ({v})" for p, v in self._open.items()) or "none"
 
+    def total_after(self, move: Move) -> int:
+        """The scoring-ends total that placing ``move`` (assumed legal) would leave; the layout is untouched.
+
+        The same arithmetic as :meth:`place` without the bookkeeping: a search asks it
+        for every candidate of every rollout step, where copying the layout to place
+        the move would cost several times more.
+        """
+        t, port = move
+        a, b = t
+        if port is None:
+            return 2 * a if a == b else a + b
+        value = self._open[port]
+        host = port[0]
+        total = self.total
+        if host[0] != host[1]:
+            total -= value
+        elif host == self.spinner:
+            side = port[1]
+            if (side is Side.LINE_A or side is Side.LINE_B) and self._spinner_lines == 1:
+                total -= 2 * value
+        else:
+            total -= 2 * value
+        if a == b:
+            return total + 2 * a
+        return total + (b if value == a else a)
+
     def place(self, move: Move) -> int:
         """Place ``move`` (assumed legal: call :meth:`check` first) and return the new total."""
         t, port = move
