@@ -42,7 +42,7 @@ COMPILED = [
     "sdk/sevenrocks/sdk/sampling.py",
     "bots/sevenrocks/bots/awards.py",
     "bots/sevenrocks/bots/inference.py",
-    "bots/sevenrocks/bots/search.py",
+    "bots/sevenrocks/bots/rollout.py",
 ]
 
 #: Run in a child process so that setuptools' command line and output stay out of hatchling's.

@@ -1,4 +1,4 @@
-"""The rows of the speed table (issue 22), handed from each benchmark process to ``bench/run.py table``.
+"""The rows of the speed table (docs/scale.md), handed from each benchmark process to ``bench/run.py table``.
 
 A benchmark calls :func:`headline` with its row's name and value; when ``bench/run.py``
 started it (``SEVENROCKS_BENCH_HEADLINES`` names a file), the row is appended there as

@@ -4,7 +4,7 @@ Usage:
     python bench/run.py [NAME ...]     e.g. python bench/run.py engine referee
     python bench/run.py table [--builds compiled,pure] [--skip-main] [--skip-scale]
 
-``table`` prints the speed table of issue 22 in one run: the main job (the default
+``table`` prints the speed table (docs/scale.md) in one run: the main job (the default
 ``sevenrocks tournament``, wall time), ``simulate`` vs OpenSpiel, ``verify`` vs the
 independent verifier, the SDK decision vs a bare grpc.aio echo, and the decision p99
 of 1,000 concurrent matches, with the load average before and after. Rows where the
@@ -88,7 +88,7 @@ def record(env: dict[str, str], row: dict[str, str]) -> None:
 
 
 def table(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="bench/run.py table", description="the speed table of issue 22, in one run")
+    ap = argparse.ArgumentParser(prog="bench/run.py table", description="the speed table (docs/scale.md), in one run")
     ap.add_argument("--builds", default="compiled,pure", help="comma-separated: compiled, pure")
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each benchmark (medians are quoted)")
     ap.add_argument("--skip-main", action="store_true", help="leave out the main job (minutes per build)")

@@ -25,55 +25,18 @@ monotonic clock (never more than a third of what the referee says is left).
 
 from __future__ import annotations
 
-import random
 import time
 
 from sevenrocks.sdk.bot import Bot
-from sevenrocks.sdk.rules import GameState, Move, Phase
-from sevenrocks.sdk.rules import pips as pip_count
+from sevenrocks.sdk.rules import GameState, Move
 from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
-from .awards import award_on
 from .defensive import DefensiveBot
-from .inference import count_misses, missed_awards
+from .inference import missed_awards
+from .rollout import MATCH_BONUS, evaluate, greedy_move, play_out, search_deals
 
-#: Value of winning (or losing) the match inside a rollout, in points.
-MATCH_BONUS = 150.0
-
-
-def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
-    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``.
-
-    Each candidate's award comes from :meth:`Layout.total_after` (arithmetic, no copy of
-    the layout): this loop runs for every step of every rollout, and is most of a
-    search's time.
-    """
-    moves = state.legal_moves()
-    if len(moves) == 1:
-        return moves[0]
-    if explore > 0 and rng.random() < explore:
-        return moves[rng.randrange(len(moves))]
-    total_after = state.layout.total_after
-    best = moves[0]
-    best_key = -1
-    for m in moves:
-        total = total_after(m)
-        t = m[0]
-        key = (total * 16 if total > 0 and total % 5 == 0 else 0) + t[0] + t[1]
-        if key > best_key:
-            best, best_key = m, key
-    return best
-
-
-def play_out(state: GameState, rng: random.Random, explore: float, plies: int | None) -> None:
-    """Play ``state`` (a copy) with the rollout policy for ``plies`` placements, or to the round's end."""
-    left = -1 if plies is None else plies
-    turn = Phase.TURN
-    play = state.play
-    while state.phase is turn and left != 0:
-        play(greedy_move(state, rng, explore))
-        left -= 1
+__all__ = ["MATCH_BONUS", "SearchBot", "greedy_move", "play_out"]
 
 
 class SearchBot(Bot):
@@ -127,32 +90,11 @@ class SearchBot(Bot):
             return moves[0]
         budget = self.budget_s(view)
         deadline = None if budget is None else start + budget
-        sampler = DealSampler(view)
-        totals = [0.0] * len(moves)
-        n = 0
-        rng = self.rng
         missed = missed_awards(view) if self.miss_weight < 1 else []
-        explore, horizon, evaluate = self.explore, self.horizon, self.evaluate
-        while self.iterations is None or n < self.iterations:
-            hands, boneyard = sampler.sample(rng)
-            for _ in range(self.resample if missed else 0):
-                if rng.random() < self.miss_weight ** count_misses(missed, hands):
-                    break
-                hands, boneyard = sampler.sample(rng)
-            root = view.state_with(hands, boneyard)
-            seed = rng.getrandbits(32)
-            last = len(moves) - 1
-            for i, move in enumerate(moves):
-                state = root if i == last else root.copy()  # the last candidate may use the root itself
-                state.play(move)
-                # Without exploration the rollout draws nothing: skip seeding a generator per candidate.
-                play_out(state, random.Random(seed) if explore else rng, explore, horizon)
-                totals[i] += evaluate(view, state)
-            n += 1
-            if deadline is not None:
-                now = time.monotonic()
-                if now + (now - start) / n > deadline:
-                    break
+        totals, n = search_deals(
+            view, moves, DealSampler(view), self.rng, self.iterations, start, deadline, missed,
+            self.miss_weight, self.resample, self.explore, self.horizon, self.pip_weight,
+        )
         self.last_iterations = n
         if self.prior:
             for i, move in enumerate(moves):
@@ -162,27 +104,7 @@ class SearchBot(Bot):
 
     def evaluate(self, view: SeatView, state: GameState) -> float:
         """Points the seat's side gained in the rollout minus its opponents', with the match result."""
-        rs = view.ruleset
-        mine = view.team
-        before = view.scores
-        after = state.scores
-        teams = len(after)
-        gain = after[mine] - before[mine]
-        value = gain - (sum(after) - sum(before) - gain) / (teams - 1)
-        phase = state.phase
-        if phase is Phase.TURN:
-            pips = [0] * teams
-            if rs.partnerships:
-                for seat, hand in enumerate(state.hands):
-                    pips[seat & 1] += pip_count(hand)
-            else:
-                for seat, hand in enumerate(state.hands):
-                    pips[seat] += pip_count(hand)
-            own = pips[mine]
-            value -= self.pip_weight * (own - (sum(pips) - own) / (teams - 1))
-        elif phase is Phase.MATCH_OVER and state.winner is not None:
-            value += MATCH_BONUS if state.winner == mine else -MATCH_BONUS
-        return value
+        return evaluate(view, state, self.pip_weight)
 
 if __name__ == "__main__":
     import os

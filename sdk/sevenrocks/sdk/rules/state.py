@@ -364,7 +364,7 @@ class GameState:
         self.offender = offender
         events.append(MatchEnd(reason, winner, tuple(self.scores), self.round, offender))
 
-    def forfeit(self, seat: int, cause: FaultCause, detail: str) -> list[Event]:
+    def forfeit(self, seat: int, cause: FaultCause | str, detail: str) -> list[Event]:
         """End the match because ``seat`` broke the protocol (docs/rules.md, harness rules).
 
         Seven Rocks: the other partnership wins. Fives: the best-scoring other seat
