@@ -36,6 +36,8 @@ from sevenrocks.server.referee.faults import TimeControl
 from sevenrocks.server.referee.launch import BotProcess
 from sevenrocks.server.referee import Referee
 
+from headline import headline
+
 HERE = Path(__file__).resolve().parent
 
 ECHO_CLIENT = """
@@ -170,6 +172,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=5, help="echo batches / matches, alternating")
     parser.add_argument("--echoes", type=int, default=600, help="echo round trips per batch")
+    parser.add_argument("--decision-only", action="store_true", help="only the decision-cost table (bench/run.py table)")
     args = parser.parse_args()
 
     c = await decision_cost(args.reps, args.echoes)
@@ -186,6 +189,10 @@ async def main() -> None:
     print(f"|{'-' * 56}|{'-' * 9}|{'-' * 8}|")
     for label, ms in rows:
         print(f"| {label:<54} | {ms:7.3f} | {ms / c['echo']:6.2f} |")
+    headline("SDK decision vs bare grpc.aio echo", f"{c['sdk'] / c['echo']:.2f}x", "<= 1.25x",
+             f"{c['sdk']:.3f} vs {c['echo']:.3f} ms, medians")
+    if args.decision_only:
+        return
     print("\nthroughput: seven-rocks, four random-bot processes (one per seat), per_move 5 s; the baseline at\n"
           "each level C: bench_scale's echo over C streams to C client processes, one message in flight on\n"
           "each, measured just before (round trips/s)\n")

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from headline import headline
+
 
 def simulate(matches: int, records: Path | None, policies: str = "random") -> tuple[int, float]:
     """(plays, CPU seconds) of one `sevenrocks simulate` process."""
@@ -108,6 +110,9 @@ def main() -> None:
         cpu = statistics.median(c for _, c in rows[key])
         ratio = f"{rate(key) / base:.2f}x" if rows["openspiel"] else "n/a"
         print(f"| {label} | {plays:,.0f} | {cpu:.2f} | {rate(key):,.0f} | {ratio} |")
+    if rows["openspiel"]:
+        headline("`simulate`, plays per CPU s vs OpenSpiel in process", f"{rate('records') / base:.2f}x", ">= 5x",
+                 f"{rate('records'):,.0f} vs {base:,.0f} plays/CPU s, median of {args.reps}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ Runs in at most two processes (``--processes``), as the machine is shared.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import sys
@@ -24,9 +25,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for src in ("proto", "sdk", "server", "bots"):
-    if str(ROOT / src) not in sys.path:
-        sys.path.insert(0, str(ROOT / src))
+# The checkout's sources only when the package is not installed: an installed compiled
+# wheel (or PYTHONPATH) decides which engine build the ladder measures.
+if importlib.util.find_spec("sevenrocks") is None:
+    for src in ("proto", "sdk", "server", "bots"):
+        if str(ROOT / src) not in sys.path:
+            sys.path.insert(0, str(ROOT / src))
 
 from sevenrocks.sdk.bot import Bot  # noqa: E402
 from sevenrocks.sdk.local import play_local  # noqa: E402
@@ -174,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
             for g in pool.imap_unordered(play_one, jobs, chunksize=2):
                 results[g.pair].games.append(g)
     elapsed = time.monotonic() - start
-    print(f"ruleset {args.ruleset}, {args.deals} deals x 2 seatings per pair, "
+    from sevenrocks.sdk.rules import engine_build
+
+    print(f"ruleset {args.ruleset}, {args.deals} deals x 2 seatings per pair, {engine_build()} engine, "
           f"search {search}, {args.processes} processes, "
           f"{elapsed:.0f} s wall")
     print(HEADER)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sevenrocks.sdk.rules import (
     ALL_TILES, Draw, GameState, Layout, MatchEnd, Move, Pass, Play, RoundEnd, RoundStart, make_ruleset,
 )
+from sevenrocks.sdk.rules.randomness import shuffle
 from sevenrocks.sdk.rules.replay import verify_lines
 
 from .helpers import random_match
@@ -107,3 +108,33 @@ def test_every_corrupted_play_is_rejected(rs_players: tuple[str, int | None], se
     else:
         x[kind] += rnd.choice([-5, 1, 5])
     assert verify_lines(json.dumps(o) for o in objs), (kind, i)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rulesets, seeds)
+def test_total_after_is_the_total_that_place_leaves(rs_players: tuple[str, int | None], seed: int) -> None:
+    """Layout.total_after (the searches' arithmetic) agrees with placing each legal move on a copy."""
+    name, players = rs_players
+    g = GameState(make_ruleset(name, players=players), seed=seed)
+    rng = random.Random(seed)
+    g.start()
+    checked = 0
+    while not g.over and checked < 400:
+        for move in g.legal_moves():
+            before = g.layout.total
+            assert g.layout.total_after(move) == g.layout.copy().place(move)
+            assert g.layout.total == before
+            checked += 1
+        g.play(rng.choice(g.legal_moves()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=2**63 - 1), st.integers(min_value=0, max_value=40))
+def test_the_engines_shuffle_draws_exactly_what_random_shuffle_draws(seed: int, n: int) -> None:
+    """Deals stay the deals of their seed: randomness.shuffle is random.Random.shuffle re-stated."""
+    ours, theirs = random.Random(seed), random.Random(seed)
+    a, b = list(range(n)), list(range(n))
+    shuffle(ours, a)
+    theirs.shuffle(b)
+    assert a == b
+    assert ours.getstate() == theirs.getstate()

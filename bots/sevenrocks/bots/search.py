@@ -25,55 +25,18 @@ monotonic clock (never more than a third of what the referee says is left).
 
 from __future__ import annotations
 
-import random
 import time
 
 from sevenrocks.sdk.bot import Bot
-from sevenrocks.sdk.rules import GameState, Move, Phase
-from sevenrocks.sdk.rules import pips as pip_count
+from sevenrocks.sdk.rules import GameState, Move
 from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
-from .awards import award_on
 from .defensive import DefensiveBot
-from .inference import count_misses, missed_awards
+from .inference import missed_awards
+from .rollout import MATCH_BONUS, evaluate, greedy_move, play_out, search_deals
 
-#: Value of winning (or losing) the match inside a rollout, in points.
-MATCH_BONUS = 150.0
-
-
-def _forced_or_random(state: GameState, rng: random.Random, explore: float) -> tuple[list[Move], Move | None]:
-    """The legal moves, and the move to make without thinking: the only one, or (by chance) any."""
-    moves = state.legal_moves()
-    if len(moves) == 1:
-        return moves, moves[0]
-    if rng.random() < explore:
-        return moves, moves[rng.randrange(len(moves))]
-    return moves, None
-
-
-def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
-    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``."""
-    moves, pick = _forced_or_random(state, rng, explore)
-    if pick is not None:
-        return pick
-    layout = state.layout
-    best = moves[0]
-    best_key = -1
-    for m in moves:
-        award = award_on(layout, m)
-        key = award * 16 + m.tile[0] + m.tile[1]
-        if key > best_key:
-            best, best_key = m, key
-    return best
-
-
-def play_out(state: GameState, rng: random.Random, explore: float, plies: int | None) -> None:
-    """Play ``state`` (a copy) with the rollout policy for ``plies`` placements, or to the round's end."""
-    left = -1 if plies is None else plies
-    while state.phase is Phase.TURN and left != 0:
-        state.play(greedy_move(state, rng, explore))
-        left -= 1
+__all__ = ["MATCH_BONUS", "SearchBot", "greedy_move", "play_out"]
 
 
 class SearchBot(Bot):
@@ -127,29 +90,11 @@ class SearchBot(Bot):
             return moves[0]
         budget = self.budget_s(view)
         deadline = None if budget is None else start + budget
-        sampler = DealSampler(view)
-        totals = [0.0] * len(moves)
-        n = 0
-        rng = self.rng
         missed = missed_awards(view) if self.miss_weight < 1 else []
-        while self.iterations is None or n < self.iterations:
-            hands, boneyard = sampler.sample(rng)
-            for _ in range(self.resample if missed else 0):
-                if rng.random() < self.miss_weight ** count_misses(missed, hands):
-                    break
-                hands, boneyard = sampler.sample(rng)
-            root = view.state_with(hands, boneyard)
-            seed = rng.getrandbits(32)
-            for i, move in enumerate(moves):
-                state = root.copy()
-                state.play(move)
-                play_out(state, random.Random(seed), self.explore, self.horizon)
-                totals[i] += self.evaluate(view, state)
-            n += 1
-            if deadline is not None:
-                now = time.monotonic()
-                if now + (now - start) / n > deadline:
-                    break
+        totals, n = search_deals(
+            view, moves, DealSampler(view), self.rng, self.iterations, start, deadline, missed,
+            self.miss_weight, self.resample, self.explore, self.horizon, self.pip_weight,
+        )
         self.last_iterations = n
         if self.prior:
             for i, move in enumerate(moves):
@@ -159,21 +104,7 @@ class SearchBot(Bot):
 
     def evaluate(self, view: SeatView, state: GameState) -> float:
         """Points the seat's side gained in the rollout minus its opponents', with the match result."""
-        rs = view.ruleset
-        mine = view.team
-        gains = [after - before for after, before in zip(state.scores, view.scores)]
-        others = [g for t, g in enumerate(gains) if t != mine]
-        value = gains[mine] - sum(others) / len(others)
-        if state.phase is Phase.TURN:
-            pips = [0] * rs.teams
-            for seat, hand in enumerate(state.hands):
-                pips[rs.team_of(seat)] += pip_count(hand)
-            rest = [p for t, p in enumerate(pips) if t != mine]
-            value -= self.pip_weight * (pips[mine] - sum(rest) / len(rest))
-        if state.phase is Phase.MATCH_OVER and state.winner is not None:
-            value += MATCH_BONUS if state.winner == mine else -MATCH_BONUS
-        return value
-
+        return evaluate(view, state, self.pip_weight)
 
 if __name__ == "__main__":
     import os

@@ -36,6 +36,7 @@ import random
 from dataclasses import dataclass, field
 
 from .rules import Layout, Move, Tile
+from .rules.randomness import shuffle
 from .view import PublicDraw, PublicPass, PublicPlay, SeatView
 
 #: Stands for the boneyard where a seat number is expected.
@@ -188,7 +189,7 @@ class DealSampler:
         """
         tiles = self.unseen.copy()
         for _ in range(tries if self.constrained else 1):
-            rng.shuffle(tiles)
+            shuffle(rng, tiles)
             chunks: list[list[Tile]] = []
             pos = 0
             for g, allowed in zip(self.groups, self._allowed):
@@ -204,7 +205,7 @@ class DealSampler:
     def _assign(self, rng: random.Random) -> list[list[Tile]]:
         """Most-constrained tile first, to a group chosen by remaining room, never breaking Hall's condition."""
         tiles = self.unseen.copy()
-        rng.shuffle(tiles)
+        shuffle(rng, tiles)
         masks = self._masks
         tiles.sort(key=lambda t: masks[t].bit_count())
         caps = [g.count for g in self.groups]
@@ -234,7 +235,7 @@ class DealSampler:
                 boneyard.extend(chunk)
             else:
                 hands[g.seat].extend(chunk)
-        rng.shuffle(boneyard)
+        shuffle(rng, boneyard)
         for h in hands:
             h.sort()
         return hands, boneyard

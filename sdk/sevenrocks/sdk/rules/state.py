@@ -19,6 +19,7 @@ from .events import (
     RoundEnd, RoundEndReason, RoundStart, Settlement,
 )
 from .layout import Layout, Move
+from .randomness import shuffle
 from .rulesets import Ruleset
 from .tiles import ALL_TILES, Tile, award_of, fmt, round5
 
@@ -44,7 +45,7 @@ def draw_deal(
     Returns the sorted hands, the boneyard in drawing order, and the lot's seat.
     """
     tiles = list(ALL_TILES)
-    rng.shuffle(tiles)
+    shuffle(rng, tiles)
     n, size = ruleset.players, ruleset.hand_size
     hands = [sorted(tiles[i * size:(i + 1) * size]) for i in range(n)]
     boneyard = tiles[n * size:]
@@ -131,8 +132,9 @@ class GameState:
 
     def copy(self) -> GameState:
         """An independent copy, cheap enough for search (the random source is copied too)."""
-        new = GameState.__new__(GameState)
-        new.ruleset = self.ruleset
+        # Through the constructor, not GameState.__new__: a class compiled by mypyc runs
+        # __init__ from __new__ too. Every field is overwritten below.
+        new = GameState(self.ruleset)
         if self.rng is not None:
             new.rng = random.Random()
             new.rng.setstate(self.rng.getstate())
@@ -362,7 +364,7 @@ class GameState:
         self.offender = offender
         events.append(MatchEnd(reason, winner, tuple(self.scores), self.round, offender))
 
-    def forfeit(self, seat: int, cause: FaultCause, detail: str) -> list[Event]:
+    def forfeit(self, seat: int, cause: FaultCause | str, detail: str) -> list[Event]:
         """End the match because ``seat`` broke the protocol (docs/rules.md, harness rules).
 
         Seven Rocks: the other partnership wins. Fives: the best-scoring other seat

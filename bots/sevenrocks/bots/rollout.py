@@ -1,0 +1,116 @@
+"""The search bot's hot path, compiled by mypyc in a wheel: the deal loop, the greedy rollouts, the scoring.
+
+Kept apart from :mod:`.search` because a compiled module cannot be run with
+``python -m`` (the bot's command); :class:`~.search.SearchBot` holds the settings and
+the move choice, and calls :func:`search_deals` for the numbers.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from sevenrocks.sdk.rules import GameState, Move, Phase
+from sevenrocks.sdk.rules import pips as pip_count
+from sevenrocks.sdk.sampling import DealSampler
+from sevenrocks.sdk.view import SeatView
+
+from .inference import Missed, count_misses
+
+#: Value of winning (or losing) the match inside a rollout, in points.
+MATCH_BONUS = 150.0
+
+
+def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
+    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``.
+
+    Each candidate's award comes from :meth:`Layout.total_after` (arithmetic, no copy of
+    the layout): this loop runs for every step of every rollout, and is most of a
+    search's time.
+    """
+    moves = state.legal_moves()
+    if len(moves) == 1:
+        return moves[0]
+    if explore > 0 and rng.random() < explore:
+        return moves[rng.randrange(len(moves))]
+    total_after = state.layout.total_after
+    best = moves[0]
+    best_key = -1
+    for m in moves:
+        total = total_after(m)
+        t = m[0]
+        key = (total * 16 if total > 0 and total % 5 == 0 else 0) + t[0] + t[1]
+        if key > best_key:
+            best, best_key = m, key
+    return best
+
+
+def play_out(state: GameState, rng: random.Random, explore: float, plies: int | None) -> None:
+    """Play ``state`` (a copy) with the rollout policy for ``plies`` placements, or to the round's end."""
+    left = -1 if plies is None else plies
+    turn = Phase.TURN
+    play = state.play
+    while state.phase is turn and left != 0:
+        play(greedy_move(state, rng, explore))
+        left -= 1
+
+
+def search_deals(
+    view: SeatView, moves: list[Move], sampler: DealSampler, rng: random.Random, iterations: int | None,
+    start: float, deadline: float | None, missed: list[Missed], miss_weight: float, resample: int,
+    explore: float, horizon: int | None, pip_weight: float,
+) -> tuple[list[float], int]:
+    """Each move's summed rollout value over the sampled deals, and how many deals were searched.
+
+    Every move is tried on the same deals (their differences are measured with little
+    noise); sampling stops after ``iterations`` deals or when another deal would likely
+    end after ``deadline`` (monotonic clock).
+    """
+    totals = [0.0] * len(moves)
+    n = 0
+    while iterations is None or n < iterations:
+        hands, boneyard = sampler.sample(rng)
+        for _ in range(resample if missed else 0):
+            if rng.random() < miss_weight ** count_misses(missed, hands):
+                break
+            hands, boneyard = sampler.sample(rng)
+        root = view.state_with(hands, boneyard)
+        seed = rng.getrandbits(32)
+        last = len(moves) - 1
+        for i, move in enumerate(moves):
+            state = root if i == last else root.copy()  # the last candidate may use the root itself
+            state.play(move)
+            # Without exploration the rollout draws nothing: skip seeding a generator per candidate.
+            play_out(state, random.Random(seed) if explore else rng, explore, horizon)
+            totals[i] += evaluate(view, state, pip_weight)
+        n += 1
+        if deadline is not None:
+            now = time.monotonic()
+            if now + (now - start) / n > deadline:
+                break
+    return totals, n
+
+
+def evaluate(view: SeatView, state: GameState, pip_weight: float) -> float:
+    """Points the seat's side gained in the rollout minus its opponents', with the match result."""
+    rs = view.ruleset
+    mine = view.team
+    before = view.scores
+    after = state.scores
+    teams = len(after)
+    gain = after[mine] - before[mine]
+    value = gain - (sum(after) - sum(before) - gain) / (teams - 1)
+    phase = state.phase
+    if phase is Phase.TURN:
+        pips = [0] * teams
+        if rs.partnerships:
+            for seat, hand in enumerate(state.hands):
+                pips[seat & 1] += pip_count(hand)
+        else:
+            for seat, hand in enumerate(state.hands):
+                pips[seat] += pip_count(hand)
+        own = pips[mine]
+        value -= pip_weight * (own - (sum(pips) - own) / (teams - 1))
+    elif phase is Phase.MATCH_OVER and state.winner is not None:
+        value += MATCH_BONUS if state.winner == mine else -MATCH_BONUS
+    return value
