@@ -129,7 +129,9 @@ def test_the_attack_is_real_a_shown_duplicate_gives_every_hand_away_a_hidden_one
         return records
 
     async def go() -> tuple[dict[str, Sequence[str]], dict[str, Sequence[str]]]:
-        referee = Referee(tokens, TimeControl(per_move_ms=5000, connect_timeout_s=30))
+        # A minute per move: the attack's spectator calls (first decision of a round) must never
+        # be cut short by a loaded machine, or it would look weaker than it is.
+        referee = Referee(tokens, TimeControl(per_move_ms=60000, connect_timeout_s=120))
         port = await referee.start()
         try:
             shown = await pair(referee, f"127.0.0.1:{port}", False, 77)
@@ -160,7 +162,7 @@ def attack_event(name: str, duplicate: bool, deals: int, memory_file: Path | Non
     return parse_config({
         "event": {"name": name, "format": "pairings", "deals": deals, "duplicate": duplicate, "seed": 5,
                   "target": 150, "concurrency": 1},
-        "time": {"per_move_ms": 5000, "connect_timeout_s": 60},
+        "time": {"per_move_ms": 60000, "connect_timeout_s": 120},
         # A memory file in /tmp outlives a process: only the sandbox's private /tmp defeats it.
         "sandbox": {"mode": "bwrap" if memory_file else "off"},
         "entrants": [
