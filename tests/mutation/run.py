@@ -63,7 +63,7 @@ class Target:
 SERVER = "server/sevenrocks/server"
 TARGETS = (
     Target("sandbox", f"{SERVER}/referee/sandbox.py",
-           ("tests/sandbox/test_plan.py", "tests/sandbox/test_sandbox_units.py"),
+           ("tests/sandbox/test_plan.py",),
            ("Sandbox.environment", "Sandbox._bwrap_args", "Sandbox._rlimits", "command_paths", "_under",
             "other_entrants_paths")),
     Target("verdict", f"{SERVER}/stats/verdict.py", ("tests/events/test_verdict_units.py",),
@@ -107,8 +107,10 @@ def scope_lines(path: Path, scopes: tuple[str, ...]) -> list[tuple[int, int]]:
     return [found[s] for s in scopes]
 
 
-def keep_only(session: Path, ranges: list[tuple[int, int]] | None) -> tuple[int, int]:
-    """Mark the work items outside ``ranges`` or the curated operators as skipped; (kept, all)."""
+def keep_only(session: Path, ranges: list[tuple[int, int]] | None, sample: int | None = None) -> tuple[int, int]:
+    """Mark the work items outside ``ranges`` or the curated operators as skipped (and, with
+    ``sample``, all but a seeded random sample of that many); returns (kept, all)."""
+    import random
     import re
 
     from cosmic_ray.work_db import WorkDB, use_db
@@ -117,15 +119,21 @@ def keep_only(session: Path, ranges: list[tuple[int, int]] | None) -> tuple[int,
     wanted = re.compile("|".join(f"(?:{o})" for o in OPERATORS))
     kept = total = 0
     with use_db(str(session), WorkDB.Mode.open) as db:
-        skips = []
+        skips: list[str] = []
+        chosen: list[str] = []
         for item in db.pending_work_items:
             total += 1
             ok = all(wanted.match(m.operator_name) and
                      (ranges is None or any(a <= m.start_pos[0] <= b for a, b in ranges)) for m in item.mutations)
             if ok:
                 kept += 1
+                chosen.append(item.job_id)
             else:
                 skips.append(item.job_id)
+        if sample is not None and len(chosen) > sample:
+            keep = set(random.Random(1).sample(chosen, sample))
+            skips += [j for j in chosen if j not in keep]
+            kept = sample
         if skips:
             db.set_multiple_results(skips, WorkResult(output="not in scope", worker_outcome=WorkerOutcome.SKIPPED))
     return kept, total
@@ -165,7 +173,7 @@ def counts(session: Path) -> dict[str, int]:
     return c
 
 
-def run_target(t: Target, work: Path, report: Path) -> str:
+def run_target(t: Target, work: Path, report: Path, sample: int | None = None) -> str:
     copy = work / t.name
     copy.mkdir(parents=True)
     project_copy(copy)
@@ -192,12 +200,13 @@ def run_target(t: Target, work: Path, report: Path) -> str:
     cr = [sys.executable, "-m", "cosmic_ray.cli"]
     subprocess.run([*cr, "init", str(config), str(session)], cwd=copy, env=env, check=True, capture_output=True)
     ranges = scope_lines(copy / t.module, t.scopes) if t.scopes else None
-    kept, total = keep_only(session, ranges)
+    kept, total = keep_only(session, ranges, sample)
     subprocess.run([*cr, "exec", str(config), str(session)], cwd=copy, env=env, check=True, capture_output=True)
     c = counts(session)
     lines = [f"## {t.name}: {t.module}" + (f" ({', '.join(t.scopes)})" if t.scopes else ""),
              f"tests: {' '.join(t.tests)} (baseline {took:.1f} s)",
-             f"mutants: {kept} of {total} in scope; killed {c['killed']}, survived {c['survived']}, "
+             f"mutants: {kept} of {total} in scope" + (f" (a seeded sample of {sample})" if sample else "")
+             + f"; killed {c['killed']}, survived {c['survived']}, "
              f"incompetent {c['incompetent']}, errors {c['error']}"]
     for where, diff in survivors(session):
         lines += [f"- survived: {where}", "```diff", diff.strip(), "```"]
@@ -211,6 +220,7 @@ def main() -> int:
     parser.add_argument("targets", nargs="*", help=f"any of: {', '.join(t.name for t in TARGETS)}")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "mutation", help="reports (one .md per target)")
     parser.add_argument("--tests", help="run these tests instead of each target's own (one string: pytest's arguments)")
+    parser.add_argument("--sample", type=int, help="test a seeded random sample of this many mutants per target")
     parser.add_argument("--jobs", type=int, default=1, help="targets mutated at once")
     parser.add_argument("--keep", action="store_true", help="keep the project copies (in the report folder)")
     args = parser.parse_args()
@@ -225,7 +235,7 @@ def main() -> int:
     survived = 0
     try:
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            for text in pool.map(lambda t: run_target(t, work, args.out / f"{t.name}.md"), chosen):
+            for text in pool.map(lambda t: run_target(t, work, args.out / f"{t.name}.md", args.sample), chosen):
                 print(text, flush=True)
                 survived += text.count("- survived:")
     finally:
