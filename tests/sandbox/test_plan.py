@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ def pairs(args: list[str], flag: str) -> list[tuple[str, str]]:
 
 
 @pytest.fixture
-def bwrap_plan(tmp_path: Path) -> tuple[dict[str, Any], dict[str, str], Path]:
+def bwrap_plan(tmp_path: Path) -> Iterator[tuple[dict[str, Any], dict[str, str], Path]]:
     require_bwrap()
     os.chmod(tmp_path, 0o755)
     folder = tmp_path / "bots"
@@ -68,9 +69,9 @@ def bwrap_plan(tmp_path: Path) -> tuple[dict[str, Any], dict[str, str], Path]:
                  hidden=[folder / "event.db", logs]) as sb:
         prep = sb.prepare([sys.executable, str(script)], sb.environment(HARNESS_ENV), "mine", others=[rival])
         spec = spec_of(prep.argv)
-        sb.release(prep)
         assert prep.argv[-2:] == [sys.executable, str(script)]
-        return spec, prep.env, folder
+        yield spec, prep.env, folder  # inside the run: its stand-in files still exist
+        sb.release(prep)
 
 
 def test_bubblewrap_unshares_everything_and_binds_read_only(bwrap_plan: tuple[dict[str, Any], dict[str, str], Path]
@@ -93,6 +94,10 @@ def test_bubblewrap_unshares_everything_and_binds_read_only(bwrap_plan: tuple[di
     for hidden in (folder / "event.db", folder / "logs", folder / "rival.py"):
         covering = [src for src, dest in ro if dest == str(hidden)]
         assert covering and all("empty" in Path(src).name for src in covering), (hidden, covering)
+        # The stand-in exists (bubblewrap cannot bind what is not there), is of the same kind, and is empty.
+        stand_in = Path(covering[-1])
+        assert stand_in.exists() and stand_in.is_dir() == hidden.is_dir(), (hidden, stand_in)
+        assert (list(stand_in.iterdir()) == [] if stand_in.is_dir() else stand_in.read_bytes() == b"")
         assert targets.index(str(hidden)) > targets.index(str(folder)), "the cover must come after the folder"
     # The referee's socket folder is the only way out, and the bot starts in its private /tmp.
     assert targets[-1] == os.path.dirname(BOT_SOCKET)
