@@ -31,6 +31,7 @@ def test_separation() -> None:
     assert separation((("a", "c"), ("b", "d")), "a", "b") == 2
     assert separation((("a", "b"), ("c", "d")), "a", "b") == 0
     assert separation((("c", "c"), ("a", "a")), "a", "b") == 2
+    assert separation((("c", "c"), ("d", "d")), "a", "b") == 0  # a matchup without either says nothing
 
 
 def test_round_zero_is_one_deal_of_every_matchup() -> None:

@@ -41,6 +41,15 @@ def test_the_larger_doubt_wins_with_t_on_groups_minus_one(clusters: int) -> None
     assert p_ahead(g, "a", "b") == pytest.approx(Phi(d / 1.0), abs=1e-12)
 
 
+def test_correlated_errors_count_with_the_contrasts_signs() -> None:
+    """var(a - b) = var a + var b - 2 cov(a, b): a positive covariance narrows the difference."""
+    cov = ((1.0, 0.8), (0.8, 1.0))
+    f = Fit(("a", "b"), (0.5, 0.0), cov, cov, 1)
+    assert p_ahead(f, "a", "b") == pytest.approx(Phi(0.5 / math.sqrt(0.4)), abs=1e-12)
+    g = Fit(("a", "b"), (0.5, 0.0), ((0.01, 0.0), (0.0, 0.01)), cov, 6)
+    assert p_ahead(g, "a", "b") == pytest.approx(student_t_cdf(0.5 / math.sqrt(0.4), 5), abs=1e-12)
+
+
 def test_degenerate_errors() -> None:
     # No robust spread but a model error: the model decides, in either direction.
     f = a_fit((1.0, 0.4, 0.0), model=0.5, robust=0.0, clusters=4)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from sevenrocks.server.referee.sandbox import (
-    BOT_SOCKET, ENV_KEEP, SYSTEM_DIRS, Limits, Sandbox, SandboxSettings, _under, command_paths, other_entrants_paths)
+    BOT_SOCKET, ENV_KEEP, SYSTEM_DIRS, Limits, Sandbox, SandboxSettings, _bwrap_has, _under, command_paths, other_entrants_paths)
 
 from .helpers import require_bwrap
 
@@ -82,6 +82,8 @@ def test_bubblewrap_unshares_everything_and_binds_read_only(bwrap_plan: tuple[di
                  "--die-with-parent", "--new-session"):
         assert flag in args, flag
     assert args[args.index("--cap-drop") + 1] == "ALL"
+    if _bwrap_has("--disable-userns"):  # no new user namespaces inside, where bubblewrap can forbid them
+        assert "--disable-userns" in args
     assert "--bind" not in args and "--dev-bind" not in args, "everything bound is read-only"
     ro = pairs(args, "--ro-bind")
     targets = [dest for _, dest in ro]
@@ -118,6 +120,8 @@ def test_rlimits_without_cgroups_bound_memory_and_processes_per_process(tmp_path
                                                    cpu_seconds=0))) as sb:
         lim = sb._rlimits(None)  # no cgroup: the per-process limits stand in
         assert lim == {"RLIMIT_CORE": [0, 0], "RLIMIT_DATA": [128 * 2**20] * 2, "RLIMIT_NPROC": [32, 32]}
+        sb.limits = Limits(memory_mb=0, max_processes=0, max_open_files=0, log_mb=0)  # 0: no limit at all
+        assert sb._rlimits(None) == {"RLIMIT_CORE": [0, 0]}
         prep = sb.prepare([sys.executable, "-c", "pass"], sb.environment(HARNESS_ENV), "solo")
         try:
             spec = spec_of(prep.argv)
