@@ -1,11 +1,19 @@
-"""The search bot honours its think time, and the referee's limit when the view carries one."""
+"""The search bot honours its think time, and the referee's limit when the view carries one.
+
+The claims are about how much of a budget the search spends, so the search reads a
+stepping clock here: every reading advances 1 ms, one reading per sampled deal. A
+bot that stops at its budget then has sampled about as many deals as its budget has
+milliseconds, whatever the machine's load; one that used the referee's whole limit
+would sample three times as many. How fast real moves are is measured in bench/.
+"""
 
 from __future__ import annotations
 
-import time
+import types
 
 import pytest
 
+import sevenrocks.bots.search as search_module
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.rules import Move, make_ruleset
@@ -15,44 +23,68 @@ from sevenrocks.bots.defensive import DefensiveBot
 from sevenrocks.bots.greedy import GreedyBot
 from sevenrocks.bots.search import SearchBot
 
-#: Slack for a loaded CI machine: the budget bounds the search, not the scheduler.
-MARGIN_S = 0.25
+
+class SteppingClock(types.SimpleNamespace):
+    """A stand-in for the ``time`` module whose ``monotonic()`` advances 1 ms per reading."""
+
+    def __init__(self) -> None:
+        super().__init__(now=1000.0)
+
+    def monotonic(self) -> float:
+        self.now += 0.001
+        return self.now
 
 
-class Clocked(Bot):
-    """Times every decision of ``inner``; optionally tells it the referee's limit through the view."""
+class Counted(Bot):
+    """Records how many deals ``inner`` sampled for every decision that needed a search."""
 
-    def __init__(self, inner: Bot, time_left_ms: int | None = None) -> None:
+    def __init__(self, inner: SearchBot, time_left_ms: int | None = None) -> None:
         super().__init__(0)
         self.inner = inner
         self.time_left_ms = time_left_ms
-        self.times: list[float] = []
+        self.deals: list[int] = []
+        self.budgets: list[float | None] = []
 
     def choose_move(self, view: SeatView) -> Move:
         view.time_left_ms = self.time_left_ms
-        start = time.monotonic()
         move = self.inner.choose_move(view)
-        self.times.append(time.monotonic() - start)
+        if len(view.legal_moves()) > 1:
+            self.deals.append(self.inner.last_iterations)
+            self.budgets.append(self.inner.budget_s(view))
         return move
 
 
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> SteppingClock:
+    c = SteppingClock()
+    monkeypatch.setattr(search_module, "time", c)
+    return c
+
+
 @pytest.mark.parametrize("config", [("seven-rocks", 4), ("fives", 4)], ids=lambda c: f"{c[0]}-{c[1]}")
-def test_search_stops_at_its_time_budget(config: tuple[str, int]) -> None:
+def test_search_stops_at_its_time_budget(config: tuple[str, int], clock: SteppingClock) -> None:
     rs = make_ruleset(config[0], players=config[1], target=100)
-    search = SearchBot(1, time_ms=20)
-    clocked = Clocked(search)
-    bots: list[Bot] = [clocked] + [GreedyBot(s) for s in range(1, rs.players)]
+    counted = Counted(SearchBot(1, time_ms=20))
+    bots: list[Bot] = [counted] + [GreedyBot(s) for s in range(1, rs.players)]
     play_local(bots, rs, seed=4)
-    assert len(clocked.times) >= 5
-    assert max(clocked.times) < 0.020 + MARGIN_S
+    assert len(counted.deals) >= 5
+    # 20 readings of 1 ms: it stops when one more deal would pass the budget (at 19 or 20 deals).
+    assert set(counted.deals) <= {19, 20}, counted.deals
+    assert set(counted.budgets) == {0.020}
 
 
-def test_search_takes_a_third_of_the_referees_limit() -> None:
+def test_search_takes_a_third_of_the_referees_limit(clock: SteppingClock) -> None:
     rs = make_ruleset(target=60)
-    search = SearchBot(1, time_ms=1000)  # a generous budget of its own: the referee's limit decides
-    clocked = Clocked(search, time_left_ms=60)
-    play_local([clocked, DefensiveBot(1), GreedyBot(2), DefensiveBot(3)], rs, seed=8)
-    assert max(clocked.times) < 0.020 + MARGIN_S
+    counted = Counted(SearchBot(1, time_ms=1000), time_left_ms=60)  # its own budget is generous: the limit decides
+    play_local([counted, DefensiveBot(1), GreedyBot(2), DefensiveBot(3)], rs, seed=8)
+    assert len(counted.deals) >= 5
+    # A third of 60 ms is 20 ms: 19 or 20 deals. The whole limit would give about 59.
+    assert set(counted.deals) <= {19, 20}, counted.deals
+    assert set(counted.budgets) == {0.020}
+    # Without a limit from the referee its own budget holds.
+    unlimited = Counted(SearchBot(1, time_ms=30))
+    play_local([unlimited, DefensiveBot(1), GreedyBot(2), DefensiveBot(3)], rs, seed=8)
+    assert set(unlimited.deals) <= {29, 30} and set(unlimited.budgets) == {0.030}
 
 
 def test_search_needs_a_budget_or_a_count() -> None:

@@ -8,10 +8,12 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from sevenrocks.server.events.adaptive import replay_rounds, result_of, separation
+from sevenrocks.server.events.adaptive import AdaptivePlan, replay_rounds, result_of, separation
 from sevenrocks.server.events.config import parse_config
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.publish.leaderboard import build_leaderboard
+from sevenrocks.server.stats.fit import fit
+from sevenrocks.server.stats.verdict import verdict
 
 from .conftest import bots, play_in_process
 from .test_event_grpc import DETERMINISTIC, reap_group, results, start_tournament, stop_when_stored, stored_count
@@ -47,12 +49,28 @@ def test_until_settled_stops_when_every_neighbour_pair_is_settled(tmp_path: Path
                         "schedule": {"mode": "adaptive", "budget": 400, "round_deals": 4, "until_settled": True},
                         "entrants": [{"name": n, "bot": n} for n in ("defensive", "greedy", "random")]}, "<test>")
     store = play_in_process(cfg, tmp_path / "u.db")
-    n = len(store.matches(["adaptive"]))
+    matches = store.matches(["adaptive"])
+    n = len(matches)
     lb = build_leaderboard(store)
     assert lb.settled and [r.name for r in lb.bots] == ["defensive", "greedy", "random"]
-    # It stopped at the first round boundary where the verdict said settled, far below the budget.
-    assert 6 <= n < 400
     store.close()
+    # It stopped at the first round boundary where the verdict said settled: replan the rounds
+    # from the stored results and ask the verdict at every boundary.
+    stored = {m.match_id: result_of(m.seats, m.ranks, m.group) for m in matches}
+    names = [e.name for e in cfg.entrants]
+    plan = AdaptivePlan(cfg)
+    current = plan.first_round()
+    boundaries: list[tuple[int, bool]] = []
+    while current:
+        assert all(t.match_id in stored for t in plan.tasks), "a planned round was not played"
+        done = [stored[t.match_id] for t in plan.tasks]
+        boundaries.append((len(done), verdict(fit(done, True, names), cfg.ratings.level).settled))
+        if boundaries[-1][1]:
+            break
+        current = plan.next_round(done)
+    assert boundaries[-1] == (n, True), boundaries
+    assert not any(settled for _, settled in boundaries[:-1]) and n < 400
+    assert len(boundaries) >= 2, "settled after round 0 already: the test shows nothing about stopping"
 
 
 def toml(path: Path, data: dict[str, Any]) -> Path:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import runpy
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sevenrocks.sdk import client
 from sevenrocks.sdk.registry import bot_names
 from sevenrocks.server.events.config import ConfigError, default_config, load_config, parse_config
 
@@ -31,8 +34,24 @@ def test_examples_load() -> None:
 def test_defaults_are_the_registered_bots() -> None:
     cfg = default_config()
     assert {e.name for e in cfg.entrants} <= set(bot_names()) and {"greedy", "random"} <= {e.name for e in cfg.entrants}
-    assert all(e.command is not None and e.command[1:3] == ("-m", e.command[2]) for e in cfg.entrants)
+    # Each default entrant runs the module its entry point names (``python -m sevenrocks.bots.greedy``).
+    registered = {ep.name: ep.value.partition(":")[0] for ep in entry_points(group="sevenrocks.bots")}
+    for e in cfg.entrants:
+        assert e.command is not None and e.command[1:] == ("-m", registered[e.name]), (e.name, e.command)
     assert cfg.format == ("pairings" if len(cfg.entrants) >= 4 else "self")
+
+
+def test_the_default_search_entrant_thinks_40_deals_per_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/tournament.md: the default event's search entrant runs at a fixed 40 deals per move."""
+    search = default_config().entrant("search")
+    assert dict(search.env) == {"SEVENROCKS_SEARCH_ITERATIONS": "40"}
+    # And the module, started with that environment, builds exactly that bot.
+    started: list[Any] = []
+    monkeypatch.setattr(client, "run", lambda bot, *a, **k: started.append(bot))
+    for key, value in dict(search.env).items():
+        monkeypatch.setenv(key, value)
+    runpy.run_module("sevenrocks.bots.search", run_name="__main__")
+    assert len(started) == 1 and started[0].iterations == 40 and started[0].time_ms is None
 
 
 def test_bot_shorthand_runs_the_entry_point_module() -> None:

@@ -6,7 +6,9 @@ import csv
 import io
 import json
 import re
+import http.server
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -122,6 +124,29 @@ def test_html_page_in_headless_chromium(ladder_db: Path, tmp_path: Path) -> None
     assert dom.count('class="series"') == 4 and 'id="matrix"' in dom
     # The script shaded the matrix (it ran without errors to the end).
     assert re.search(r'data-shade="[0-9.]+" style="background: rgba', dom)
-    urls = set(re.findall(r'"url":"([^"]+)"', netlog.read_text(errors="replace"))) if netlog.exists() else set()
+    assert netlog.exists(), "chromium wrote no net log"
+    urls = set(re.findall(r'"url":"([^"]+)"', netlog.read_text(errors="replace")))
     page_requests = {u for u in urls if not u.startswith("file:") and not BROWSER_OWN_HOSTS.match(u)}
     assert page_requests == set()
+    # The control: the same browser and flags log a page's request (an empty log would prove nothing).
+    class NoContent(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), NoContent) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        probe = f"http://127.0.0.1:{server.server_address[1]}/probe.png"
+        control = tmp_path / "control.html"
+        control.write_text(f'<!doctype html><body><script>fetch("{probe}").catch(() => 0)</script></body>')
+        control_log = tmp_path / "control-net.json"
+        r = subprocess.run(
+            [chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}",
+             f"--log-net-log={control_log}", "--virtual-time-budget=3000", "--dump-dom", control.as_uri()],
+            capture_output=True, text=True, timeout=300)
+        server.shutdown()
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert probe in set(re.findall(r'"url":"([^"]+)"', control_log.read_text(errors="replace")))

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import secrets
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,15 @@ def reports(log: Path, kind: str) -> list[dict[str, Any]]:
 def test_attack_bots_are_contained_and_every_other_match_finishes_clean(tmp_path: Path) -> None:
     require_bwrap()
     mark = f"sevenrocks-daemon-{secrets.token_hex(6)}"
+    # The referee listens on a port the snoop is told (as it could find it with ss on the host),
+    # and the test holds an abstract Unix socket (another bot's, say) that the snoop must not reach.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    abstract = f"sevenrocks-snoop-{secrets.token_hex(6)}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind("\0" + abstract)
+    listener.listen(8)
     db, out = tmp_path / "league.db", tmp_path / "site"
     entrants = [
         attack("hog", "memory_hog.py"),
@@ -41,7 +51,8 @@ def test_attack_bots_are_contained_and_every_other_match_finishes_clean(tmp_path
         attack("daemon", "double_fork.py", SEVENROCKS_BOT_MARK=mark),
         attack("flood", "log_flood.py"),
         attack("spinner", "cpu_spinner.py", SPIN_PROCS="2", SPIN_S="3"),
-        attack("snoop", "snoop.py", SNOOP_DB=str(db), SNOOP_LOGS=str(out / "logs")),
+        attack("snoop", "snoop.py", SNOOP_DB=str(db), SNOOP_LOGS=str(out / "logs"), SNOOP_TCP=f"127.0.0.1:{port}",
+               SNOOP_ABSTRACT=abstract),
         {"name": "greedy", "bot": "greedy"},
     ]
     # The hog and the bomb die in every match: never withdraw them, so that every match is played
@@ -50,8 +61,11 @@ def test_attack_bots_are_contained_and_every_other_match_finishes_clean(tmp_path
                           {"max_crashes_in_row": 1000, "max_restarts": 100000, "restart_backoff_s": 0,
                            "fresh_process": "never"},
                           name="attacks", format="self", deals=1, target=60, concurrency=2)
-    proc = tournament(config, db, out)
-    output, _ = proc.communicate(timeout=600)
+    proc = tournament(config, db, out, "--listen", f"127.0.0.1:{port}")
+    try:
+        output, _ = proc.communicate(timeout=600)
+    finally:
+        listener.close()
     assert proc.returncode == 0, output
     assert "sandbox: bwrap" in output
     logs = out / "logs"
@@ -94,6 +108,7 @@ def test_attack_bots_are_contained_and_every_other_match_finishes_clean(tmp_path
     assert s["foreign_tokens"] == 0 and s["db_mentions"] == []
     assert not s["db_exists"] and not s["db_readable"] and s["log_files"] == []
     assert s["net"] != "ok" and not s["wrote_bot_source"]
+    assert s["tcp"] != "ok" and s["abstract"] != "ok", s  # not the referee's own port, not an abstract socket
     # It starts in the harness's working folder (read-only), and sees nothing of the database's folder.
     assert s["cwd"] == os.getcwd() and str(tmp_path) not in json.dumps(s)
 

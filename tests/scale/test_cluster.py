@@ -31,9 +31,10 @@ def test_two_workers_store_what_one_machine_stores(local_run: Path, tmp_path: Pa
     assert results(db) == results(local_run)
     assert ratings(db) == ratings(local_run)
     assert bad_records(db) == []
-    # Each worker started its own bots once (one log folder per worker process), not one per match.
+    # Both workers played (a worker's arena, and its log folder, start with its first match), and
+    # each started its own bots once (three logs per worker process), not one per match.
     workers = sorted(p.name for p in (tmp_path / "logs").iterdir())
-    assert 1 <= len(workers) <= 2
+    assert len(workers) == 2, workers
     assert all(len(list((tmp_path / "logs" / w).glob("*.log"))) == 3 for w in workers)
 
 

@@ -1,6 +1,6 @@
 """Looks for what a bot must never find: other processes, their tokens and command lines, the
 event database (SNOOP_DB: its path, as read from the harness's command line), the bots' logs
-(SNOOP_LOGS), the network, and write access to the installed reference bots."""
+(SNOOP_LOGS), the network (the referee's TCP port SNOOP_TCP, an abstract socket SNOOP_ABSTRACT), and write access to the installed reference bots."""
 
 import os
 import socket
@@ -23,6 +23,18 @@ def listdir(path: str) -> list[str]:
         return []
 
 
+def connect(family: int, address: object) -> str:
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(address)
+        return "ok"
+    except OSError as e:
+        return type(e).__name__
+    finally:
+        s.close()
+
+
 def snoop() -> None:
     me = os.environ.get("SEVENROCKS_TOKEN", "")
     pids = [p for p in os.listdir("/proc") if p.isdigit()]
@@ -39,11 +51,12 @@ def snoop() -> None:
     db = os.environ.get("SNOOP_DB", "")
     logs = os.environ.get("SNOOP_LOGS", "")
     log_files = listdir(logs) if logs else []
-    net = "ok"
-    try:
-        socket.create_connection(("1.1.1.1", 53), timeout=1).close()
-    except OSError as e:
-        net = type(e).__name__
+    net = connect(socket.AF_INET, ("1.1.1.1", 53))
+    # What a bot could really reach on an offline machine: the referee's own TCP port
+    # (SNOOP_TCP, host:port) and another process's abstract Unix socket (SNOOP_ABSTRACT).
+    host, _, port = os.environ.get("SNOOP_TCP", "127.0.0.1:1").rpartition(":")
+    tcp = connect(socket.AF_INET, (host, int(port)))
+    abstract = connect(socket.AF_UNIX, "\0" + os.environ.get("SNOOP_ABSTRACT", "none"))
     import sevenrocks.bots.greedy as greedy
 
     try:
@@ -54,7 +67,7 @@ def snoop() -> None:
         wrote = False
     report("snoop", pids=len(pids), foreign_tokens=len(tokens), db_mentions=db_mentions,
            db_readable=read(db) is not None, db_exists=os.path.exists(db), log_files=log_files,
-           net=net, wrote_bot_source=wrote, cwd=os.getcwd(), cmdlines=cmdlines,
+           net=net, tcp=tcp, abstract=abstract, wrote_bot_source=wrote, cwd=os.getcwd(), cmdlines=cmdlines,
            parent_cwd=listdir(f"/proc/{os.getppid()}/cwd"))
 
 
