@@ -226,6 +226,18 @@ class EntrantState:
 
 
 @dataclass(frozen=True, slots=True)
+class Resumed:
+    """What the loop needs to know of a stored event when a run starts (:meth:`Store.resume_event`)."""
+
+    finished: bool
+    #: Matches stored.
+    stored: int
+    withdrawn: frozenset[str]
+    #: Entrants replayed by this run, with their new version.
+    replayed: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class EventInfo:
     event_id: str
     ordinal: int
@@ -373,6 +385,26 @@ class Store:
                   digest(ids[e.name]) if e.name in ids else None) for e in config.entrants],
             )
             self.db.execute("INSERT INTO rating_progress VALUES (?, 0)", (config.name,))
+
+    def resume_event(self, config: EventConfig, fingerprint: str, total: int,
+                     identities: dict[str, dict[str, Any]], replay: Sequence[str] = ()) -> Resumed:
+        """Register the event, or check the stored one may be resumed (schedule, settings, entrants).
+
+        Entrants named in ``replay`` have their stored matches moved to history first.
+        One call for everything the loop's start needs to know from the store.
+        """
+        known = self.db.execute("SELECT 1 FROM events WHERE event_id = ?", (config.name,)).fetchone() is not None
+        self.open_event(config, fingerprint, total, identities)
+        replayed: dict[str, int] = {}
+        if known:
+            self.check_identities(config, identities, replay)
+            for name in replay:
+                replayed[name] = self.replay_entrant(config.name, name, identities[name])
+        finished, stored = self.db.execute(
+            "SELECT finished_at IS NOT NULL, (SELECT COUNT(*) FROM matches WHERE event_id = ?) FROM events "
+            "WHERE event_id = ?", (config.name, config.name)).fetchone()
+        withdrawn = frozenset(n for n, st in self.entrant_states(config.name).items() if st.withdrawn)
+        return Resumed(bool(finished), int(stored), withdrawn, replayed)
 
     # ------------------------------------------------------------------ identity and lifecycle
 
