@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -119,9 +120,13 @@ def test_a_league_changes_its_field_survives_kill_9_and_publishes_its_final(tmp_
         league_toml(cfg, field)
         wait_for("echo and bravo@2 to play", lambda: counts(db).get("echo", 0) >= 4
                  and counts(db).get("bravo@2", 0) >= 4, proc)
-        # delta is withdrawn by its author: retired.
+        # delta is withdrawn by its author: retired. The file keeps its old modification time,
+        # so only SIGHUP can make the league read it.
+        before = cfg.stat()
         del field["delta"]
         league_toml(cfg, field)
+        os.utime(cfg, ns=(before.st_atime_ns, before.st_mtime_ns))
+        proc.send_signal(signal.SIGHUP)
         wait_for("delta retired", lambda: rows(db, "SELECT retired_at FROM entrants WHERE name = 'delta'")[0][0]
                  is not None, proc)
         (first_round_without_delta,), = rows(db, "SELECT rounds FROM league")

@@ -119,10 +119,15 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
         loop.add_signal_handler(signal.SIGHUP, game.reload.set)
         referees: list[Any] = []
         arena: Any = None
+        closing: Any = None
         if cluster is not None:
             from ..events.cluster import ClusterExecutor
 
-            executor = ClusterExecutor(config, cluster, logs, config.concurrency, hidden=harness_files(db_path, out_dir))
+            from ..events.league_arena import LeagueCluster
+
+            executor = LeagueCluster(ClusterExecutor(config, cluster, logs, config.concurrency,
+                                                     hidden=harness_files(db_path, out_dir)))
+            closing = executor
 
             async def to_cluster(entrants: Sequence[Entrant]) -> None:
                 if any(e.remote for e in entrants):
@@ -145,6 +150,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
                     await arena.update(entrants)
 
             game.executor, game.update_executor, game.available = arena, to_arena, arena.available
+            closing = arena
         site = await _start_web(game, web, web_token, logs, referees) if web is not None else None
         try:
             await run_league(game, None if quiet else _Reporter(game))
@@ -152,8 +158,8 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
             loop.remove_signal_handler(signal.SIGHUP)
             if site is not None:
                 await site.stop()
-            if arena is not None:
-                await arena.close()
+            if closing is not None:
+                await closing.close()
 
     run_stoppable(main)
 

@@ -154,3 +154,64 @@ class LeagueArena:
             if self._sandbox is not None:
                 self._sandbox.close()
                 self._sandbox = None
+
+
+@dataclass
+class LeagueCluster:
+    """A league's matches on Dask workers: one client (and, for ``local:N``, one cluster) for every round.
+
+    :class:`~.cluster.ClusterExecutor` starts and stops its cluster per call, which an
+    event makes once but a league once per round. This keeps the client open and plays
+    each round with the executor's own batch logic (a worker lost mid-match has its
+    match played again elsewhere, stored once). ``config`` follows the field.
+    """
+
+    executor: Any
+    _client: Any = None
+    _cluster: Any = None
+
+    @property
+    def config(self) -> EventConfig:
+        config: EventConfig = self.executor.config
+        return config
+
+    @config.setter
+    def config(self, value: EventConfig) -> None:
+        self.executor.config = value
+
+    async def open(self) -> None:
+        import importlib
+
+        from .cluster import CONNECT_TIMEOUT_S, ClusterError, parse_cluster
+
+        try:
+            dd: Any = importlib.import_module("distributed")
+        except ImportError:
+            raise ClusterError("--cluster needs Dask distributed: pip install 'sevenrocks[cluster]'") from None
+        self._as_completed = dd.as_completed
+        n_local, address = parse_cluster(self.executor.address)
+        if n_local is not None:
+            self._cluster = await dd.LocalCluster(n_workers=n_local, threads_per_worker=self.executor.concurrency,
+                                                  processes=True, asynchronous=True, dashboard_address=None)
+            self._client = await dd.Client(self._cluster, asynchronous=True)
+        else:
+            self._client = dd.Client(address, asynchronous=True, timeout=f"{CONNECT_TIMEOUT_S}s")
+            try:
+                await self._client
+            except (OSError, TimeoutError) as e:
+                raise ClusterError(f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s "
+                                   f"({type(e).__name__}); start one there with `dask scheduler`") from None
+
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
+        if self._client is None:
+            await self.open()
+        self.executor._check()
+        await self.executor._run_on(self._client, self._as_completed, tasks, on_result)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+        if self._cluster is not None:
+            await self._cluster.close()
+            self._cluster = None
