@@ -350,3 +350,44 @@ def test_a_schema_2_database_is_upgraded_in_place_and_keeps_its_event(tmp_path: 
         game = League(None, config, settings, store, InProcessExecutor(config))
         asyncio.run(run_league(game))
         assert len(store.matches(["x"])) >= 4 and len(store.matches(["old"])) == stored
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_remote_entrant_is_seated_only_while_connected_and_never_forfeited_for_being_away(tmp_path: Path) -> None:
+    cfg, db, out = tmp_path / "league.toml", tmp_path / "league.db", tmp_path / "out"
+    token = "visitor-token-0123456789"
+    cfg.write_text('[event]\nname = "open"\nconcurrency = 2\n[time]\nper_move_ms = 10000\nconnect_timeout_s = 60\n'
+                   '[bots]\nfresh_process = "never"\n[league]\nround_matches = 4\npoll_s = 0.2\nidle_s = 0.5\n'
+                   + FIELD + f'[[entrants]]\nname = "visitor"\nremote = true\ntoken = "{token}"\n')
+    port = free_port()
+    proc = start(cfg, db, out, "--listen", f"127.0.0.1:{port}")
+    visitor: subprocess.Popen[str] | None = None
+    try:
+        wait_for("8 matches without the visitor", lambda: sum(counts(db).values()) >= 32, proc)
+        assert "visitor" not in counts(db)
+        env = {**fresh_env(), "SEVENROCKS_REFEREE": f"127.0.0.1:{port}", "SEVENROCKS_TOKEN": token}
+        visitor = subprocess.Popen([sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "greedy"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, env=env)
+        wait_for("the visitor to play", lambda: counts(db).get("visitor", 0) >= 4, proc)
+        visitor.terminate()
+        visitor.wait(60)
+        left_with = counts(db)["visitor"]
+        total = len(rows(db, "SELECT 1 FROM matches"))
+        wait_for("12 more matches", lambda: len(rows(db, "SELECT 1 FROM matches")) >= total + 12, proc)
+        # At most the matches in flight when it left (concurrency 2) end after it; none is charged for its absence.
+        assert counts(db)["visitor"] <= left_with + 2
+        faults = [r[0] for r in rows(db, "SELECT fault_detail FROM matches WHERE seats LIKE '%visitor%' "
+                                         "AND fault_detail IS NOT NULL")]
+        assert not [f for f in faults if "did not connect" in f], faults
+    finally:
+        for p in (visitor, proc):
+            if p is not None and p.poll() is None:
+                p.terminate()
+                p.wait(60)

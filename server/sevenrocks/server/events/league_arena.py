@@ -24,7 +24,7 @@ from typing import Any
 
 from .config import Entrant, EventConfig
 from .executor import OnResult, check_voids, phases, run_pool, supervised_play
-from .outcome import Voided, Withdrawn
+from .outcome import Skipped, Voided, Withdrawn
 from .schedule import MatchTask
 
 
@@ -123,6 +123,10 @@ class LeagueArena:
         voids: dict[str, int] = {}
 
         async def play(task: MatchTask) -> None:
+            away = {n for n in task.seats if n in self._field and self._field[n].remote} - self.referee.connected()
+            if away:  # a remote entrant left after the round was planned: not played, never forfeited
+                on_result(Skipped(task))
+                return
             for report in await supervised_play(self.referee, sup, task):
                 on_result(report)
                 if isinstance(report, Voided):
