@@ -85,8 +85,8 @@ class LeagueArena:
 
     def _report_unstarted(self, missing: Sequence[str]) -> None:
         if missing and self.report is not None:
-            self.report(f"not connected yet: {', '.join(missing)} (a launched bot that never connects is "
-                        f"withdrawn after [bots].max_crashes_in_row failed starts; see {self.log_dir})")
+            self.report(f"not connected yet: {', '.join(missing)}; not scheduled until it connects "
+                        f"(its log: {self.log_dir}/NAME.log)")
 
     async def update(self, entrants: Sequence[Entrant]) -> None:
         """Make the active field ``entrants``: admit and start who joined, stop who left."""
