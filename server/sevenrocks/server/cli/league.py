@@ -59,8 +59,10 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
     league re-reads CONFIG when the file changes (or on SIGHUP): a new [[entrants]]
     block joins, a removed one is retired (kept in the standings, not scheduled), a
     changed command or code plays on as a new version NAME@2. Ctrl-C or SIGTERM stop
-    it; the same command resumes. --final N closes entries, plays N more matches per
-    active entrant and publishes the final standings to --out/final.txt (and .json).
+    it (the standings are written to --out; `sevenrocks publish` writes the site); the
+    same command resumes. --final N closes entries, plays N more matches per active
+    entrant and publishes the final standings to --out/final.txt (and .json) and the
+    site to --out/site.
 
     \b
     Examples:
@@ -85,7 +87,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
         try:
             _run(game, out_dir, db_path, cluster, listen, tls, web, web_token, quiet)
         except Interrupted as e:
-            _publish(store, config, out_dir, db_path, None)
+            _publish(store, config, out_dir, db_path, None, site=False)  # a stop is prompt: the standings only
             done = sum(1 for _ in store.results([config.name]))
             click.echo(f"\n{e.how}: {done} matches of league {config.name!r} are stored in {db_path}; "
                        "run the same command again to resume.", err=True)
@@ -229,7 +231,8 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
     return site
 
 
-def _publish(store: Store, config: EventConfig, out_dir: Path, db_path: Path, final: Standings | None) -> None:
+def _publish(store: Store, config: EventConfig, out_dir: Path, db_path: Path, final: Standings | None,
+             site: bool = True) -> None:
     """The standings, the site and (after --final) the final standings, written to ``out_dir``."""
     from ..publish.leaderboard import LeaderboardError, build_leaderboard
     from ..publish.render import write_all
@@ -242,7 +245,8 @@ def _publish(store: Store, config: EventConfig, out_dir: Path, db_path: Path, fi
         if not store.done_ids(config.name):
             return
         write_all(build_leaderboard(store, config.name), out_dir)
-        publish_site(store, out_dir / "site", config.name, out_dir / "logs")
+        if site:
+            publish_site(store, out_dir / "site", config.name, out_dir / "logs")
     except LeaderboardError:
         return
     except OSError as e:
