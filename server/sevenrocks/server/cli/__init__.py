@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("sevenrocks.server.cli.serve", "serve", "Run a gRPC referee that remote bots connect to."),
     "match": ("sevenrocks.server.cli.match", "match", "Play one match over gRPC between bot commands."),
     "tournament": ("sevenrocks.server.cli.tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
+    "league": ("sevenrocks.server.cli.league", "league", "Play a league until stopped; entrants join, change and leave while it runs."),
     "duel": ("sevenrocks.server.cli.duel", "duel", "Play two bots head to head until an SPRT decides which is better."),
     "leaderboard": ("sevenrocks.server.cli.leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
     "check": ("sevenrocks.server.cli.check", "check", "Check a bot command before an event: rulesets, awkward positions, clocks, reconnect."),

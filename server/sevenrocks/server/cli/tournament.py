@@ -10,7 +10,7 @@ import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -82,6 +82,41 @@ def check_out_dir(out: Path) -> None:
         probe.unlink()
     except OSError as e:
         raise BadInput(f"--out {out}: cannot write there ({e.strerror}); give a writable folder") from None
+
+
+def with_options(config: EventConfig, concurrency: int | None, sandbox_mode: str | None) -> EventConfig:
+    """``config`` with the command line's --concurrency and --sandbox."""
+    if concurrency is not None:
+        config = dataclasses.replace(config, concurrency=concurrency)
+    if sandbox_mode is not None:
+        config = dataclasses.replace(config, sandbox=dataclasses.replace(
+            config.sandbox, mode=sandbox_mode))  # type: ignore[arg-type]  # click.Choice(MODES) checked it
+    return config
+
+
+def parse_web(web_addr: str | None) -> tuple[str, int] | None:
+    """``--web HOST:PORT``, checked."""
+    if web_addr is None:
+        return None
+    from ..web.server import parse_hostport
+
+    try:
+        return parse_hostport(web_addr)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--web") from None
+
+
+def open_writer(db_path: Path, out_dir: Path) -> Store:
+    """The database opened to write, after --db and --out are checked (a bad --db leaves nothing behind)."""
+    try:
+        check_db_path(db_path)
+    except StoreError as e:
+        raise BadInput(str(e)) from None
+    check_out_dir(out_dir)
+    try:
+        return Store(db_path, writer=True)
+    except StoreError as e:
+        raise BadInput(str(e)) from None
 
 
 def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> EventConfig:
@@ -172,32 +207,12 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         config = load_config(config_path) if config_path is not None else default_config()
     except ConfigError as e:
         raise BadInput(str(e)) from None
-    if concurrency is not None:
-        config = dataclasses.replace(config, concurrency=concurrency)
-    if sandbox_mode is not None:
-        config = dataclasses.replace(config, sandbox=dataclasses.replace(
-            config.sandbox, mode=sandbox_mode))  # type: ignore[arg-type]  # click.Choice(MODES) checked it
+    config = with_options(config, concurrency, sandbox_mode)
     if until_settled or budget is not None:
         config = adaptive(config, until_settled, budget)
     for warning in config_warnings(config):
         click.echo(f"warning: {warning}", err=True)
-    web: tuple[str, int] | None = None
-    if web_addr is not None:
-        from ..web.server import parse_hostport
-
-        try:
-            web = parse_hostport(web_addr)
-        except ValueError as e:
-            raise click.BadParameter(str(e), param_hint="--web") from None
-    try:
-        check_db_path(db_path)  # before --out is made: a bad --db leaves nothing behind
-    except StoreError as e:
-        raise BadInput(str(e)) from None
-    check_out_dir(out_dir)
-    try:
-        store = Store(db_path, writer=True)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
+    web = parse_web(web_addr)
     from rich.console import Console
 
     console = Console(stderr=True)
@@ -205,7 +220,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     def say(text: str) -> None:
         console.print(text, markup=False, highlight=False, soft_wrap=True)
 
-    with store:
+    with open_writer(db_path, out_dir) as store:
         executor = make_executor(config, out_dir, cluster, listen, tls, db_path, say)
         if cluster is not None and not quiet:
             click.echo(f"sandbox: {config.sandbox.mode}, chosen by each worker for its bots "
@@ -267,10 +282,32 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
          out_dir: Path, web: tuple[str, int] | None, web_token: str | None,
          console: Console | None = None) -> EventPlan:
     """Run the event on a fresh event loop; SIGTERM stops it exactly as Ctrl-C does."""
-    terminated = False
 
     async def main() -> EventPlan:
-        nonlocal terminated
+        logs = out_dir / "logs"
+        guard = DealGuard(config.duplicate)  # one rule for the live pages and the spectator feed
+        if isinstance(executor, LocalExecutor):
+            executor.guard = guard
+        if quiet:
+            return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
+                config, store, executor, replay=replay, preflight_logs=logs, say=None, guard=guard))
+        from ..events.progress import EventBar
+
+        with EventBar(config.name, console) as bar:
+            return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
+                config, store, executor, bar, replay=replay, preflight_logs=logs, say=bar.say, guard=guard))
+
+    return run_stoppable(main)
+
+
+T = TypeVar("T")
+
+
+def run_stoppable(body: Callable[[], Awaitable[T]]) -> T:
+    """Run ``body`` on a fresh event loop; Ctrl-C and SIGTERM stop it as :class:`Interrupted`."""
+    terminated = False
+
+    async def main() -> T:
         task = asyncio.current_task()
         assert task is not None
 
@@ -282,18 +319,7 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, on_term)
         try:
-            logs = out_dir / "logs"
-            guard = DealGuard(config.duplicate)  # one rule for the live pages and the spectator feed
-            if isinstance(executor, LocalExecutor):
-                executor.guard = guard
-            if quiet:
-                return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
-                    config, store, executor, replay=replay, preflight_logs=logs, say=None, guard=guard))
-            from ..events.progress import EventBar
-
-            with EventBar(config.name, console) as bar:
-                return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
-                    config, store, executor, bar, replay=replay, preflight_logs=logs, say=bar.say, guard=guard))
+            return await body()
         finally:
             loop.remove_signal_handler(signal.SIGTERM)
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .config import EventConfig
 from .executor import Executor
-from .outcome import Report
 from .schedule import MatchTask, build_schedule, fingerprint
 from ..stats.sprt import CONTINUE, SPRT, interval, pair_scores
 from .store import Store, StoredMatch
+
+if TYPE_CHECKING:
+    from .tournament import Run
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,48 +55,50 @@ def duel_state(test: SPRT, a: str, matches: Sequence[StoredMatch]) -> DuelState:
     return DuelState(test.status(scores), len(scores), len(matches), test.llr(scores), test.bounds, elo, lo, hi)
 
 
+class DuelRounds:
+    """The duel's rounds for the one loop: ``round_pairs`` deals at a time until the test decides."""
+
+    def __init__(self, config: EventConfig, tasks: list[MatchTask], test: SPRT, round_pairs: int,
+                 on_round: Callable[[DuelState], None] | None) -> None:
+        size = 2 * round_pairs if config.duplicate else round_pairs
+        self.chunks = iter([tasks[i:i + size] for i in range(0, len(tasks), size)])
+        self.test, self.a, self.on_round = test, config.entrants[0].name, on_round
+        self.played: list[MatchTask] = []
+        self.state = duel_state(test, self.a, [])
+
+    async def plan(self, run: Run) -> list[MatchTask] | None:
+        if self.played:
+            ids = {t.match_id for t in self.played}
+            self.state = duel_state(self.test, self.a, [m for m in run.store.matches([run.config.name])
+                                                        if m.match_id in ids])
+            if self.on_round is not None:
+                self.on_round(self.state)
+        chunk = next(self.chunks, None) if self.state.status == CONTINUE else None
+        if chunk is None:
+            return None
+        self.played.extend(chunk)
+        assert run.results is not None
+        return [t for t in chunk if t.match_id not in run.results]
+
+    def fit(self, run: Run) -> None:
+        pass  # the test is read from the stored matches when the next round is planned
+
+    def finish(self, run: Run) -> None:
+        run.store.finish_event(run.config.name)
+
+
 async def run_duel(
     config: EventConfig, store: Store, executor: Executor, test: SPRT, round_pairs: int = 8,
     on_round: Callable[[DuelState], None] | None = None,
     on_match: Callable[[int, int], None] | None = None,
 ) -> DuelState:
     """Play the duel ``config`` (format ``duel``) until ``test`` decides or the schedule ends."""
-    from .identity import digest
-    from .tournament import _recorder, identities_of, resume_ratings
+    from .tournament import open_run, run_loop
 
     tasks = build_schedule(config)
-    idents = identities_of(config)
-    known = any(e.event_id == config.name for e in store.events())
-    store.open_event(config, fingerprint(tasks) + f"-duel-{round_pairs}", len(tasks), idents)
-    if known:
-        store.check_identities(config, idents, ())
-    a = config.entrants[0].name
-    order = resume_ratings(config, store)
-    on_result, _ = _recorder(config, store, order, len(tasks), None, {n: digest(i) for n, i in idents.items()})
-    size = 2 * round_pairs if config.duplicate else round_pairs
-    chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
-    played: list[MatchTask] = []
-    state = duel_state(test, a, [])
-    for chunk in chunks:
-        ids = {t.match_id for t in played}
-        state = duel_state(test, a, [m for m in store.matches([config.name]) if m.match_id in ids])
-        if on_round is not None and played:
-            on_round(state)
-        if state.status != CONTINUE:
-            break
-        done = store.done_ids(config.name)
-        todo = [t for t in chunk if t.match_id not in done]
-        if todo:
-            def counted(outcome: Report, _f: Callable[[Report], None] = on_result) -> None:
-                _f(outcome)
-                if on_match is not None:
-                    on_match(len(store.done_ids(config.name)), len(tasks))
-            await executor.run(todo, counted)
-        played.extend(chunk)
-    else:
-        ids = {t.match_id for t in played}
-        state = duel_state(test, a, [m for m in store.matches([config.name]) if m.match_id in ids])
-        if on_round is not None:
-            on_round(state)
-    store.finish_event(config.name)
-    return state
+    observe = None if on_match is None else (lambda p: on_match(p.done, p.total) if p.outcome else None)
+    run = open_run(config, store, executor, observe, fingerprint(tasks) + f"-duel-{round_pairs}", len(tasks),
+                   keep_results=True)
+    rounds = DuelRounds(config, tasks, test, round_pairs, on_round)
+    await run_loop(run, rounds)
+    return rounds.state

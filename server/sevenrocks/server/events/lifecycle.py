@@ -248,6 +248,18 @@ class Supervisor:
         bot = slot.bot if slot is not None else None
         return bot is not None and bot.returncode is not None and bool(getattr(bot.proc, "exit_detail", None))
 
+    def admit(self, name: str, command: tuple[str, ...], env: Mapping[str, str], token: str, log_dir: Path) -> None:
+        """A launched entrant that joins while the event runs (a league): started at once."""
+        slot = self.slots[name] = Slot(name, command, dict(env), token, log_dir / f"{name}.log")
+        self._spawn(slot)
+
+    async def retire(self, name: str, why: str = "retired from the league") -> None:
+        """Stop an entrant's process for good: it plays no more matches."""
+        slot = self.slots.get(name)
+        if slot is not None and not slot.withdrawn:
+            slot.withdrawn = why
+            await self._retire(slot)
+
     def process(self, name: str) -> Any:
         slot = self.slots.get(name)
         return None if slot is None or slot.bot is None else slot.bot.proc

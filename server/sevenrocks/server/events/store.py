@@ -10,6 +10,7 @@ cannot be resumed with a different schedule by mistake.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import os
@@ -26,7 +27,7 @@ from .config import EventConfig
 from .identity import differences, digest
 from .outcome import MatchOutcome
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: What every SQLite file starts with.
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -54,6 +55,9 @@ CREATE TABLE IF NOT EXISTS entrants (
     withdrawn_reason TEXT,                 -- set when the entrant was withdrawn (crashes in a row)
     withdrawn_at REAL,
     not_played INTEGER,                    -- a withdrawn entrant's scheduled matches not played
+    base TEXT,                             -- league: the [[entrants]] name this version belongs to
+    joined_at REAL,                        -- league: when this version joined the field
+    retired_at REAL,                       -- league: when it left the field (kept in history, not scheduled)
     PRIMARY KEY (event_id, name)
 );
 CREATE TABLE IF NOT EXISTS matches (
@@ -107,6 +111,14 @@ CREATE TABLE IF NOT EXISTS match_history (
     lines TEXT NOT NULL,                   -- its record
     replaced_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS league (
+    event_id TEXT PRIMARY KEY REFERENCES events(event_id),
+    rounds INTEGER NOT NULL,               -- rounds planned so far (the planner's round counter)
+    frozen_at REAL,                        -- set by --final: entries stopped
+    final_matches INTEGER,                 -- more matches each active entrant plays after the freeze
+    final_counts TEXT,                     -- JSON {entrant: matches stored at the freeze}
+    final_at REAL                          -- when the final standings were published
+);
 CREATE TABLE IF NOT EXISTS rating_progress (
     event_id TEXT PRIMARY KEY REFERENCES events(event_id),
     applied INTEGER NOT NULL               -- schedule indexes below this are in the ratings
@@ -123,6 +135,14 @@ MIGRATE_1_TO_2 = [
     "ALTER TABLE entrants ADD COLUMN not_played INTEGER",
     "ALTER TABLE matches ADD COLUMN identities TEXT",
     "ALTER TABLE matches ADD COLUMN fault_log TEXT",
+]
+
+
+#: Schema 3 adds the league: versions and retirement of entrants, the league's own row.
+MIGRATE_2_TO_3 = [
+    "ALTER TABLE entrants ADD COLUMN base TEXT",
+    "ALTER TABLE entrants ADD COLUMN joined_at REAL",
+    "ALTER TABLE entrants ADD COLUMN retired_at REAL",
 ]
 
 
@@ -226,6 +246,42 @@ class EntrantState:
 
 
 @dataclass(frozen=True, slots=True)
+class LeagueEntrant:
+    """One version of a league entrant as stored (``name`` is ``base`` or ``base@N``)."""
+
+    name: str
+    base: str
+    version: int
+    kind: str
+    command: tuple[str, ...] | None
+    digest: str | None
+    joined_at: float | None
+    retired_at: float | None
+    withdrawn: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueState:
+    rounds: int
+    frozen_at: float | None
+    final_matches: int | None
+    final_counts: dict[str, int]
+    final_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """What the loop needs to know of a stored event when a run starts (:meth:`Store.resume_event`)."""
+
+    finished: bool
+    #: Matches stored.
+    stored: int
+    withdrawn: frozenset[str]
+    #: Entrants replayed by this run, with their new version.
+    replayed: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class EventInfo:
     event_id: str
     ordinal: int
@@ -275,9 +331,10 @@ class Store:
                 for statement in _statements(SCHEMA):
                     self.db.execute(statement)
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        elif version == 1:
+        elif version in (1, 2):
+            steps = (MIGRATE_1_TO_2 if version == 1 else []) + MIGRATE_2_TO_3
             with self.transaction():
-                for statement in MIGRATE_1_TO_2 + _statements(SCHEMA):
+                for statement in steps + _statements(SCHEMA):
                     self.db.execute(statement)
                 self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
         elif version != SCHEMA_VERSION:
@@ -366,13 +423,109 @@ class Store:
             )
             ids = identities or {}
             self.db.executemany(
-                "INSERT INTO entrants VALUES (?, ?, ?, ?, ?, ?, 1, NULL, NULL, NULL)",
+                "INSERT INTO entrants (event_id, name, kind, command, identity, digest) VALUES (?, ?, ?, ?, ?, ?)",
                 [(config.name, e.name, "remote" if e.remote else "launched",
                   None if e.command is None else json.dumps(list(e.command)),
                   json.dumps(ids[e.name], sort_keys=True) if e.name in ids else None,
                   digest(ids[e.name]) if e.name in ids else None) for e in config.entrants],
             )
             self.db.execute("INSERT INTO rating_progress VALUES (?, 0)", (config.name,))
+
+    def resume_event(self, config: EventConfig, fingerprint: str, total: int,
+                     identities: dict[str, dict[str, Any]], replay: Sequence[str] = ()) -> Resumed:
+        """Register the event, or check the stored one may be resumed (schedule, settings, entrants).
+
+        Entrants named in ``replay`` have their stored matches moved to history first.
+        One call for everything the loop's start needs to know from the store.
+        """
+        known = self.db.execute("SELECT 1 FROM events WHERE event_id = ?", (config.name,)).fetchone() is not None
+        self.open_event(config, fingerprint, total, identities)
+        replayed: dict[str, int] = {}
+        if known:
+            self.check_identities(config, identities, replay)
+            for name in replay:
+                replayed[name] = self.replay_entrant(config.name, name, identities[name])
+        finished, stored = self.db.execute(
+            "SELECT finished_at IS NOT NULL, (SELECT COUNT(*) FROM matches WHERE event_id = ?) FROM events "
+            "WHERE event_id = ?", (config.name, config.name)).fetchone()
+        withdrawn = frozenset(n for n, st in self.entrant_states(config.name).items() if st.withdrawn)
+        return Resumed(bool(finished), int(stored), withdrawn, replayed)
+
+    # ------------------------------------------------------------------ league
+
+    def open_league(self, config: EventConfig, fingerprint: str) -> LeagueState:
+        """Register the league (an event with no schedule) or reopen it; returns where it stands."""
+        self.open_event(dataclasses.replace(config, entrants=()), fingerprint, 0)
+        with self.transaction():
+            self.db.execute("INSERT OR IGNORE INTO league (event_id, rounds) VALUES (?, 0)", (config.name,))
+        return self.league_state(config.name)
+
+    def league_state(self, event_id: str) -> LeagueState:
+        row = self.db.execute("SELECT rounds, frozen_at, final_matches, final_counts, final_at FROM league "
+                              "WHERE event_id = ?", (event_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"event {event_id!r} in {self.path} is not a league")
+        return LeagueState(row[0], row[1], row[2], json.loads(row[3]) if row[3] else {}, row[4])
+
+    def is_league(self, event_id: str) -> bool:
+        return self.db.execute("SELECT 1 FROM league WHERE event_id = ?", (event_id,)).fetchone() is not None
+
+    def next_round(self, event_id: str, total: int) -> int:
+        """Count one more planned round (never reused, even if the process dies); returns its number."""
+        with self.transaction():
+            n = self.db.execute("SELECT rounds FROM league WHERE event_id = ?", (event_id,)).fetchone()[0]
+            self.db.execute("UPDATE league SET rounds = ? WHERE event_id = ?", (n + 1, event_id))
+            self.db.execute("UPDATE events SET total = ? WHERE event_id = ?", (total, event_id))
+        return int(n)
+
+    def league_entrants(self, event_id: str) -> list[LeagueEntrant]:
+        """Every version that ever joined the league, oldest first."""
+        rows = self.db.execute(
+            "SELECT name, COALESCE(base, name), version, kind, command, digest, joined_at, retired_at, "
+            "withdrawn_reason FROM entrants WHERE event_id = ? ORDER BY COALESCE(joined_at, 0), rowid", (event_id,))
+        return [LeagueEntrant(r[0], r[1], r[2], r[3], None if r[4] is None else tuple(json.loads(r[4])), r[5],
+                              r[6], r[7], r[8]) for r in rows]
+
+    def join(self, event_id: str, name: str, base: str, version: int, remote: bool,
+             command: Sequence[str] | None, identity: dict[str, Any]) -> None:
+        """A new entrant, or a new version of one, joins the league's field."""
+        with self.transaction():
+            self.db.execute(
+                "INSERT INTO entrants (event_id, name, kind, command, identity, digest, version, base, joined_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (event_id, name, "remote" if remote else "launched",
+                 None if command is None else json.dumps(list(command)),
+                 json.dumps(identity, sort_keys=True), digest(identity), version, base, time.time()))
+
+    def retire(self, event_id: str, name: str, retired: bool = True) -> None:
+        """Take a version out of the field (its matches and row stay), or bring it back."""
+        with self.transaction():
+            self.db.execute("UPDATE entrants SET retired_at = ? WHERE event_id = ? AND name = ?",
+                            (time.time() if retired else None, event_id, name))
+
+    def freeze(self, event_id: str, final_matches: int, counts: dict[str, int]) -> None:
+        """Stop entries: each active entrant plays ``final_matches`` more from ``counts``."""
+        with self.transaction():
+            self.db.execute("UPDATE league SET frozen_at = ?, final_matches = ?, final_counts = ? "
+                            "WHERE event_id = ? AND frozen_at IS NULL",
+                            (time.time(), final_matches, json.dumps(counts, sort_keys=True), event_id))
+
+    def final_published(self, event_id: str) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE league SET final_at = ? WHERE event_id = ?", (time.time(), event_id))
+            self.db.execute("UPDATE events SET finished_at = ? WHERE event_id = ?", (time.time(), event_id))
+
+    def match_counts(self, event_id: str) -> dict[str, int]:
+        """Entrant -> stored matches it played (a seat or two in one match count once)."""
+        counts: dict[str, int] = {}
+        for (seats,) in self.db.execute("SELECT seats FROM matches WHERE event_id = ?", (event_id,)):
+            for name in set(json.loads(seats)):
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def max_index(self, event_id: str) -> int:
+        return int(self.db.execute("SELECT COALESCE(MAX(idx), -1) FROM matches WHERE event_id = ?",
+                                   (event_id,)).fetchone()[0])
 
     # ------------------------------------------------------------------ identity and lifecycle
 

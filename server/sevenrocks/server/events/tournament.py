@@ -1,37 +1,45 @@
-"""Running an event: schedule, skip what the database already holds, play, store, rate.
+"""The one loop every event, duel and league runs: plan a round, play it, store it, fit.
 
-The flow is one way (docs/design.md): config -> schedule -> executor -> store -> ratings. Each
-finished match is stored with the ratings it leads to in one transaction, so
-stopping at any moment loses at most the matches in flight, and running the same
-event again plays exactly the missing ones.
+The flow is one way (docs/design.md): config -> plan -> executor -> store -> fit.
 
-Before anything is played the stored event is checked: the same schedule, the same
-settings, the same entrants (:mod:`.identity`); ``replay`` names entrants whose
-matches are to be played again under their new identity. During the run the
-executor reports, besides finished matches, matches voided by infrastructure
-faults (noted, played again, never charged) and entrants withdrawn after crashing
-K times in a row (their remaining matches are skipped, and counted as not played).
+1. **Plan** a round (:class:`Rounds`): a fixed event's whole schedule (one lazy
+   round), an adaptive event's next round (:mod:`.adaptive`), a duel's next deals,
+   or a league's next tables (:mod:`.league`, from the field planner).
+2. **Play** it on an executor (embedded referee, Dask workers, in process).
+3. **Store** each finished match with the ratings it leads to in one transaction
+   (:meth:`Run.record`), so stopping at any moment loses at most the matches in
+   flight, and running again plays exactly what is missing.
+4. **Fit** the stored results, which is what the next plan (and the stopping rule)
+   reads.
+
+An event is a league that stops at its budget and admits no one. Before anything
+is played the stored event is checked: the same schedule, the same settings, the
+same entrants (:mod:`.identity`); ``replay`` names entrants whose matches are to be
+played again under their new identity. During the run the executor reports,
+besides finished matches, matches voided by infrastructure faults (noted, played
+again, never charged) and entrants withdrawn after crashing K times in a row
+(their remaining matches are skipped, and counted as not played).
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..referee.dealguard import DealGuard
+from .adaptive import AdaptivePlan, replay_rounds, result_of
 from .config import EventConfig
 from .executor import Executor
-from .adaptive import AdaptivePlan, replay_rounds, result_of
 from .identity import digest, entrant_identity
-from ..stats.fit import Result
 from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn
-from ..stats.ratings import InOrder, RatingBook
 from .schedule import MatchTask, fingerprint, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
-from .store import Store
+from .store import Store, StoreError
+from ..stats.fit import Result
+from ..stats.ratings import InOrder, RatingBook
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +56,14 @@ class Progress:
 
 @dataclass(slots=True)
 class EventPlan:
-    #: Matches in the schedule.
+    """What a run did: the report the command line prints."""
+
+    #: Matches in the schedule (an adaptive event's budget).
     total: int
     #: Matches already stored when the run started.
     stored: int
-    #: What is left to play, generated lazily in schedule order.
-    todo: Iterator[MatchTask]
+    #: Unused (kept for callers of the earlier plan): the loop plans round by round.
+    todo: Iterator[MatchTask] = field(default_factory=lambda: iter(()))
     #: Entrants withdrawn (stored, or during this run): their matches are skipped.
     withdrawn: set[str] = field(default_factory=set)
     #: Entrant name -> identity digest, stored with every match.
@@ -86,46 +96,6 @@ def identities_of(config: EventConfig) -> dict[str, dict[str, Any]]:
     return {e.name: entrant_identity(config, e) for e in config.entrants}
 
 
-def plan_event(config: EventConfig, store: Store, replay: Sequence[str] = (),
-               guard: DealGuard | None = None) -> EventPlan:
-    """Register the event (or check it matches the stored one) and generate what is left to play.
-
-    Nothing here is proportional to the schedule: the size is counted, the
-    fingerprint reads two deals, and the tasks are generated as the executor
-    asks for them (only the ids already stored are held, to skip them). ``guard``
-    is told each deal's duplicate groups as the schedule reaches them, and the
-    matches already stored.
-    """
-    total = schedule_size(config)
-    idents = identities_of(config)
-    unknown = [n for n in replay if n not in idents]
-    if unknown:
-        from .store import StoreError
-
-        raise StoreError(f"--replay {unknown[0]}: not an entrant of event {config.name!r}; "
-                         f"entrants: {', '.join(idents)}")
-    known = any(e.event_id == config.name for e in store.events())
-    store.open_event(config, schedule_fingerprint(config), total, idents)
-    replayed: dict[str, int] = {}
-    if known:
-        store.check_identities(config, idents, replay)
-        for name in replay:
-            replayed[name] = store.replay_entrant(config.name, name, idents[name])
-    states = store.entrant_states(config.name)
-    info = next(e for e in store.events() if e.event_id == config.name)
-    done = store.done_ids(config.name)
-    withdrawn = {n for n, st in states.items() if st.withdrawn}
-    plan = EventPlan(total, len(done), iter(()), withdrawn, {n: digest(i) for n, i in idents.items()},
-                     was_finished=info.finished)
-    schedule = iter_schedule(config)
-    if guard is not None:
-        guard.stored(done)
-        schedule = guard.planned(schedule)
-    plan.todo = (t for t in schedule if t.match_id not in done)
-    plan.replayed = replayed
-    return plan
-
-
 def resume_ratings(config: EventConfig, store: Store) -> InOrder:
     """The event's ratings from its stored results: the in-order prefix applied, the rest waiting."""
     book = RatingBook(config.make_ruleset().partnerships, config.ratings.tau, config.ratings.draw_probability)
@@ -135,206 +105,256 @@ def resume_ratings(config: EventConfig, store: Store) -> InOrder:
     return order
 
 
+@dataclass
+class Run:
+    """What the four steps of one run share: the event, where it plays, what is stored so far."""
+
+    config: EventConfig
+    store: Store
+    executor: Executor
+    observe: Callable[[Progress], None] | None
+    plan: EventPlan
+    #: The live ratings, applied in schedule order and stored with each match.
+    order: InOrder
+    #: Stored results by match id, for rounds planned from them (None: not kept, a fixed event).
+    results: dict[str, Result] | None = None
+    #: Matches stored, this run's and earlier ones.
+    done: int = 0
+    #: Told each match stored by this run (the league's live site and field bookkeeping).
+    on_stored: Callable[[MatchOutcome], None] | None = None
+    #: The event's deal guard (what the live pages and the spectator feed may show): the
+    #: rounds tell it each duplicate group as they plan it, :meth:`record` each match stored.
+    guard: DealGuard | None = None
+
+    async def play(self, tasks: Iterable[MatchTask]) -> None:
+        """Step 2: play ``tasks`` (possibly lazy); step 3 (:meth:`record`) runs as each one finishes."""
+        if isinstance(tasks, list) and not tasks:
+            return
+        if hasattr(self.executor, "withdrawn"):  # an executor that launches bots: not those withdrawn
+            self.executor.withdrawn = set(self.plan.withdrawn)
+        await self.executor.run(self._unless_withdrawn(tasks), self.record)
+
+    def _unless_withdrawn(self, tasks: Iterable[MatchTask]) -> Iterator[MatchTask]:
+        for t in tasks:
+            if self.plan.withdrawn & set(t.seats):
+                self.record(Skipped(t))
+            else:
+                yield t
+
+    def record(self, report: Report) -> None:
+        """Step 3: store what the executor reports; a match with the ratings it leads to, atomically."""
+        plan, store, event = self.plan, self.store, self.config.name
+        if isinstance(report, Voided):
+            plan.voided += 1
+            store.void(event, report.task.match_id, report.reason)
+        elif isinstance(report, Withdrawn):
+            plan.withdrawn.add(report.entrant)
+            store.withdraw(event, report.entrant, report.reason)
+        elif isinstance(report, Skipped):
+            plan.skipped += 1
+            self.order.add(report.task.index, (), ())  # the ratings move past a match never played
+        if not isinstance(report, MatchOutcome):
+            self._tell(None, report)
+            return
+        t = report.task
+        if t.index in self.order.pending or t.index < self.order.next:
+            return  # already stored: a task run twice counts once
+        outcome = replace(report, identities=tuple(plan.digests.get(s, "") for s in t.seats))
+        self.order.add(t.index, t.seats, outcome.ranks)
+        if store.record_match(outcome, self.order.book.rows(only_changed=True), self.order.next):
+            self.done += 1
+            if self.guard is not None:
+                self.guard.stored([t.match_id])
+            f = outcome.fault
+            if f is not None and outcome.fault_log and f.detail.startswith("the bot process"):
+                plan.crashes.append((t.match_id, t.seats[f.seat], f.detail, outcome.fault_log))
+            if self.on_stored is not None:
+                self.on_stored(outcome)
+        if self.results is not None:
+            self.results.setdefault(t.match_id, result_of(t.seats, outcome.ranks, t.group))
+        self._tell(outcome, None)
+
+    def _tell(self, outcome: MatchOutcome | None, report: Report | None) -> None:
+        if self.observe is not None:
+            self.observe(Progress(self.done, self.plan.total, self.order.book.leader(), outcome, report))
+
+
+class Rounds(Protocol):
+    """Steps 1 and 4 of the loop for one kind of event."""
+
+    async def plan(self, run: Run) -> Iterable[MatchTask] | None:
+        """The next round to play (lazy is fine); None when the event is over."""
+        ...
+
+    def fit(self, run: Run) -> None:
+        """After a round: fit the stored results, for the next :meth:`plan`."""
+        ...
+
+    def finish(self, run: Run) -> None:
+        """The loop ended (not interrupted): note what the store should know."""
+        ...
+
+
+async def run_loop(run: Run, rounds: Rounds) -> EventPlan:
+    """The loop: plan a round, play it (each result stored as it finishes), fit; until the plan is empty."""
+    while (tasks := await rounds.plan(run)) is not None:  # 1. plan
+        await run.play(tasks)                               # 2. play, 3. store
+        rounds.fit(run)                                     # 4. fit
+    rounds.finish(run)
+    return run.plan
+
+
+def open_run(config: EventConfig, store: Store, executor: Executor, observe: Callable[[Progress], None] | None,
+             fingerprint_: str, total: int, replay: Sequence[str] = (), keep_results: bool = False) -> Run:
+    """Register the event (or check it matches the stored one) and resume its ratings: the run's start."""
+    idents = identities_of(config)
+    unknown = [n for n in replay if n not in idents]
+    if unknown:
+        raise StoreError(f"--replay {unknown[0]}: not an entrant of event {config.name!r}; "
+                         f"entrants: {', '.join(idents)}")
+    resumed = store.resume_event(config, fingerprint_, total, idents, replay)
+    plan = EventPlan(total, resumed.stored, withdrawn=set(resumed.withdrawn),
+                     digests={n: digest(i) for n, i in idents.items()}, was_finished=resumed.finished,
+                     replayed=dict(resumed.replayed))
+    order = resume_ratings(config, store)
+    if plan.replayed:  # the replayed entrant's matches left the ratings: store them as they are now
+        store.save_all_ratings(config.name, order.book.rows(), order.next)
+    results = None
+    if keep_results:
+        results = {m.match_id: result_of(m.seats, m.ranks, m.group) for m in store.matches([config.name])}
+    run = Run(config, store, executor, observe, plan, order, results, resumed.stored)
+    run._tell(None, None)
+    return run
+
+
+# ---------------------------------------------------------------------- the kinds of rounds
+
+
+class FixedRounds:
+    """A fixed event: one round, the rest of the schedule, generated lazily in schedule order."""
+
+    def __init__(self, config: EventConfig, store: Store) -> None:
+        self.config = config
+        self.done_ids = store.done_ids(config.name)
+        self.planned = False
+
+    async def plan(self, run: Run) -> Iterable[MatchTask] | None:
+        if self.planned or run.plan.was_finished or run.done >= run.plan.total:
+            return None
+        self.planned = True
+        done = self.done_ids
+        schedule: Iterable[MatchTask] = iter_schedule(self.config)
+        if run.guard is not None:  # each deal's groups registered before any of its matches is played
+            schedule = run.guard.planned(schedule)
+        return (t for t in schedule if t.match_id not in done)
+
+    def fit(self, run: Run) -> None:
+        self.done_ids = set()  # nothing follows the one round: its ratings were stored as it played
+
+    def finish(self, run: Run) -> None:
+        cfg, store, plan = self.config, run.store, run.plan
+        if plan.was_finished:
+            return
+        if plan.withdrawn:
+            per_deal = Counter(n for t in itertools.islice(iter_schedule(cfg), matches_per_deal(cfg))
+                               for n in set(t.seats))
+            stored = Counter(n for m in store.matches([cfg.name]) for n in set(m.seats))
+            for name in plan.withdrawn:
+                store.set_not_played(cfg.name, name, per_deal[name] * cfg.deals - stored[name])
+        if run.done + plan.skipped >= plan.total:
+            store.finish_event(cfg.name)
+
+
+class AdaptiveRounds:
+    """An adaptive event: each round from the verdict on everything stored (:mod:`.adaptive`).
+
+    The fingerprint covers the first round and the settings that shape later rounds,
+    so a resumed event replans the same rounds; the budget and ``until_settled`` only
+    decide when to stop and may change between runs. An entrant withdrawn after
+    crashing ends the plan early: its rounds can no longer be completed, so the
+    event is finished with what was played.
+    """
+
+    def __init__(self, config: EventConfig, results: dict[str, Result]) -> None:
+        self.schedule, self.current = replay_rounds(config, results.get)
+        self.guarded = False
+
+    @staticmethod
+    def fingerprint(config: EventConfig) -> str:
+        first = AdaptivePlan(config).first_round()
+        return fingerprint(first) + f"-adaptive-{config.schedule.round_deals}-{config.ratings.level}"
+
+    async def plan(self, run: Run) -> Iterable[MatchTask] | None:
+        if run.plan.was_finished or run.plan.withdrawn or not self.current:
+            return None
+        assert run.results is not None
+        if run.guard is not None:  # the round's groups, before any of its matches is played
+            if not self.guarded:
+                run.guard.plan(self.schedule.tasks)  # the rounds replayed from the store
+                self.guarded = True
+            run.guard.plan(self.current)
+        return [t for t in self.current if t.match_id not in run.results]
+
+    def fit(self, run: Run) -> None:
+        results = run.results
+        assert results is not None
+        if run.plan.withdrawn:
+            self.current = []
+            return
+        missing = [t.match_id for t in self.current if t.match_id not in results]
+        if missing:
+            raise RuntimeError(f"round {self.schedule.rounds} of event {run.config.name!r} left {len(missing)} "
+                               f"matches unplayed (e.g. {missing[0]}); run the event again to resume")
+        self.current = self.schedule.next_round([results[t.match_id] for t in self.schedule.tasks])
+
+    def finish(self, run: Run) -> None:
+        if not run.plan.was_finished:
+            run.store.finish_event(run.config.name)
+
+
+# ---------------------------------------------------------------------- entry points
+
+
 async def run_event(
     config: EventConfig, store: Store, executor: Executor,
     observe: Callable[[Progress], None] | None = None, replay: Sequence[str] = (),
     preflight_logs: Path | None = None, say: Callable[[str], None] | None = None,
     guard: DealGuard | None = None,
 ) -> EventPlan:
-    """Play every match of ``config`` not yet in ``store``; returns the plan it followed.
+    """Play every match of ``config`` not yet in ``store``; returns what the run did.
 
     With ``config.preflight``, every launched entrant with no stored match passes
     ``sevenrocks check`` first (:mod:`..check.preflight`), or nothing is played.
     ``guard``: the event's deal guard (what the live pages and the spectator feed may
     show), told every duplicate group as it is planned and every match as it is stored.
     """
-    if config.schedule.mode == "adaptive":
-        if replay:
-            from .store import StoreError
-
-            raise StoreError("--replay is not supported for adaptive events; give the changed bot a new "
-                             "entrant name (e.g. name@2) or start a new event")
-        return await run_adaptive(config, store, executor, observe, guard)
-    plan = plan_event(config, store, replay, guard)
-    if config.preflight and not plan.was_finished:
+    adaptive = config.schedule.mode == "adaptive"
+    if adaptive and replay:
+        raise StoreError("--replay is not supported for adaptive events; give the changed bot a new "
+                         "entrant name (e.g. name@2) or start a new event")
+    if adaptive:
+        run = open_run(config, store, executor, observe, AdaptiveRounds.fingerprint(config),
+                       config.schedule.budget, keep_results=True)
+    else:
+        run = open_run(config, store, executor, observe, schedule_fingerprint(config), schedule_size(config),
+                       replay)
+    if config.preflight and not run.plan.was_finished:
         from ..check.preflight import preflight
 
         played = {s for m in store.matches([config.name]) for s in m.seats}
         await preflight(config, played, preflight_logs or Path("sevenrocks-out") / "logs", say,
                         hidden=getattr(executor, "hidden", ()))
-    order = resume_ratings(config, store)
-    if plan.replayed:  # the replayed entrant's matches left the ratings: store them as they are now
-        store.save_all_ratings(config.name, order.book.rows(), order.next)
-    done = plan.stored
-    if plan.was_finished:
-        if observe:
-            observe(Progress(done, plan.total, order.book.leader(), None))
-        return plan
-    lazy = plan.todo
-
-    def todo() -> Iterator[MatchTask]:
-        for t in lazy:
-            if plan.withdrawn & set(t.seats):
-                skip(t)
-            else:
-                yield t
-
-    def skip(t: MatchTask) -> None:
-        plan.skipped += 1
-        order.add(t.index, (), ())  # keeps the ratings moving past a match that will not be played
-        if observe:
-            observe(Progress(done, plan.total, order.book.leader(), None, Skipped(t)))
-
-    def on_result(report: Report) -> None:
-        nonlocal done
-        if isinstance(report, Voided):
-            plan.voided += 1
-            store.void(config.name, report.task.match_id, report.reason)
-        elif isinstance(report, Withdrawn):
-            plan.withdrawn.add(report.entrant)
-            store.withdraw(config.name, report.entrant, report.reason)
-        elif isinstance(report, Skipped):
-            skip(report.task)
-            return
-        if not isinstance(report, MatchOutcome):
-            if observe:
-                observe(Progress(done, plan.total, order.book.leader(), None, report))
-            return
-        outcome = report
-        t = outcome.task
-        if t.index in order.pending or t.index < order.next:
-            return  # already stored: a task run twice counts once
-        outcome = replace(outcome, identities=tuple(plan.digests.get(s, "") for s in t.seats))
-        order.add(t.index, t.seats, outcome.ranks)
-        if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
-            done += 1
-            if guard is not None:
-                guard.stored([t.match_id])
-            f = outcome.fault
-            if f is not None and outcome.fault_log is not None and f.detail.startswith("the bot process"):
-                plan.crashes.append((t.match_id, t.seats[f.seat], f.detail, outcome.fault_log))
-        if observe:
-            observe(Progress(done, plan.total, order.book.leader(), outcome))
-
-    if done < plan.total:
-        if hasattr(executor, "withdrawn"):  # an executor that launches bots: not those withdrawn before
-            executor.withdrawn = set(plan.withdrawn)
-        await executor.run(todo(), on_result)
-    if plan.withdrawn:
-        per_deal = Counter(n for t in itertools.islice(iter_schedule(config), matches_per_deal(config))
-                           for n in set(t.seats))
-        stored = Counter(n for m in store.matches([config.name]) for n in set(m.seats))
-        for name in plan.withdrawn:
-            store.set_not_played(config.name, name, per_deal[name] * config.deals - stored[name])
-    if done + plan.skipped >= plan.total:
-        store.finish_event(config.name)
-    return plan
+    if guard is not None:
+        run.guard = guard
+        guard.stored(store.done_ids(config.name))
+    assert run.results is not None or not adaptive
+    rounds: Rounds = AdaptiveRounds(config, run.results) if run.results is not None else FixedRounds(config, store)
+    return await run_loop(run, rounds)
 
 
 async def run_adaptive(
     config: EventConfig, store: Store, executor: Executor,
     observe: Callable[[Progress], None] | None = None, guard: DealGuard | None = None,
 ) -> EventPlan:
-    """Play an adaptive event round by round (:mod:`.adaptive`), resuming from the stored rounds.
-
-    ``guard`` is told each round's duplicate groups as the round is planned, before any
-    of its matches is played, and every match as it is stored.
-
-    The fingerprint covers the first round and the settings that shape later rounds,
-    so a resumed event replans the same rounds; the budget and ``until_settled`` only
-    decide when to stop and may change between runs. Identities are checked as for a
-    fixed event. An entrant withdrawn after crashing ends the adaptive plan early: its
-    rounds can no longer be completed, so the event is finished with what was played.
-    """
-    first = AdaptivePlan(config).first_round()
-    s = config.schedule
-    idents = identities_of(config)
-    known = any(e.event_id == config.name for e in store.events())
-    store.open_event(config, fingerprint(first) + f"-adaptive-{s.round_deals}-{config.ratings.level}", s.budget, idents)
-    if known:
-        store.check_identities(config, idents, ())
-    digests = {n: digest(i) for n, i in idents.items()}
-    stored: dict[str, Result] = {}
-
-    def refresh() -> None:
-        for m in store.matches([config.name]):
-            stored.setdefault(m.match_id, result_of(m.seats, m.ranks, m.group))
-
-    refresh()
-    info = next(e for e in store.events() if e.event_id == config.name)
-    states = store.entrant_states(config.name)
-    result = EventPlan(s.budget, len(stored), iter(()), {n for n, st in states.items() if st.withdrawn}, digests,
-                       was_finished=info.finished)
-    order = resume_ratings(config, store)
-    if observe:
-        observe(Progress(len(stored), s.budget, order.book.leader(), None))
-    if result.was_finished:
-        return result
-    plan, current = replay_rounds(config, stored.get)
-    if guard is not None:
-        guard.plan(plan.tasks)
-        guard.stored(stored)
-
-    on_result, _ = _recorder(config, store, order, s.budget, observe, digests, result, stored, guard)
-
-    while current and not result.withdrawn:
-        if guard is not None:
-            guard.plan(current)
-        todo = [t for t in current if t.match_id not in stored]
-        if todo:
-            if hasattr(executor, "withdrawn"):
-                executor.withdrawn = set(result.withdrawn)
-            await executor.run(todo, on_result)
-        refresh()
-        if result.withdrawn:
-            break
-        missing = [t.match_id for t in current if t.match_id not in stored]
-        if missing:
-            raise RuntimeError(f"round {plan.rounds} of event {config.name!r} left {len(missing)} matches "
-                               f"unplayed (e.g. {missing[0]}); run the event again to resume")
-        current = plan.next_round([stored[t.match_id] for t in plan.tasks])
-    store.finish_event(config.name)
-    return result
-
-
-def _recorder(config: EventConfig, store: Store, order: InOrder, total: int,
-              observe: Callable[[Progress], None] | None, digests: dict[str, str],
-              plan: EventPlan | None = None, stored: dict[str, Result] | None = None,
-              guard: DealGuard | None = None,
-              ) -> tuple[Callable[[Report], None], Callable[[], int]]:
-    """The callback that stores each finished match with the live (schedule-order) ratings.
-
-    Used by the adaptive and duel loops; a voided match or a withdrawal is written
-    to the store (and to ``plan``) like in :func:`run_event`. ``stored`` collects the
-    results as they are stored, for loops that plan from them.
-    """
-    state = {"done": plan.stored if plan is not None else 0}
-
-    def on_result(report: Report) -> None:
-        if isinstance(report, Voided):
-            if plan is not None:
-                plan.voided += 1
-            store.void(config.name, report.task.match_id, report.reason)
-        elif isinstance(report, Withdrawn):
-            if plan is not None:
-                plan.withdrawn.add(report.entrant)
-            store.withdraw(config.name, report.entrant, report.reason)
-        if not isinstance(report, MatchOutcome):
-            if observe:
-                observe(Progress(state["done"], total, order.book.leader(), None, report))
-            return
-        t = report.task
-        if t.index in order.pending or t.index < order.next:
-            return  # already stored: a task run twice counts once
-        outcome = replace(report, identities=tuple(digests.get(x, "") for x in t.seats))
-        order.add(t.index, t.seats, outcome.ranks)
-        if store.record_match(outcome, order.book.rows(only_changed=True), order.next):
-            state["done"] += 1
-            if guard is not None:
-                guard.stored([t.match_id])
-            if stored is not None:
-                stored.setdefault(t.match_id, result_of(t.seats, outcome.ranks, t.group))
-        if observe:
-            observe(Progress(state["done"], total, order.book.leader(), outcome))
-
-    return on_result, lambda: state["done"]
+    """Play an adaptive event round by round, resuming from the stored rounds."""
+    return await run_event(config, store, executor, observe, guard=guard)

@@ -239,7 +239,17 @@ class SitePages:
             root="../", here="bots", live=self.live, lb=self.lb, name=name,
             row=next((r for r in self.lb.bots if r.name == name), None), page=page, columns=COLUMNS,
             chart=decision_histogram(page.decisions), bot_files=self.bot_files, partnerships=self.partnerships,
-            quote=_quote)
+            quote=_quote, versions=self.versions_of(name))
+
+    def versions_of(self, name: str) -> list[tuple[str, bool]]:
+        """A league entrant's versions (name, retired), oldest first; [] outside a league."""
+        out: list[tuple[str, bool]] = []
+        for event in self.event_ids:
+            if self.store.is_league(event):
+                rows = self.store.league_entrants(event)
+                base = next((r.base for r in rows if r.name == name), None)
+                out += [(r.name, r.retired_at is not None) for r in rows if base is not None and r.base == base]
+        return out
 
     def bot_list(self) -> str:
         return template("bots.html.j2").render(

@@ -68,6 +68,12 @@ class SeatRegistry:
         """The entrant a bearer token belongs to, or None."""
         return self._entrant_of.get(token)
 
+    def admit(self, entrant: str, token: str) -> None:
+        """Know one more entrant while the referee runs (a league's field grows)."""
+        if not token or self._entrant_of.get(token, entrant) != entrant:
+            raise ValueError(f"entrant {entrant!r} needs a token of its own")
+        self._entrant_of[token] = entrant
+
     def knows(self, entrant: str) -> bool:
         return entrant in self._entrant_of.values()
 

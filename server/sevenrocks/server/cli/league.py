@@ -1,0 +1,253 @@
+"""``sevenrocks league CONFIG``: play a league until stopped, with a field that may change while it runs."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import signal
+import sqlite3
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..events.config import ConfigError, Entrant, EventConfig
+from ..events.executor import EntrantsUnreachable, TooManyVoids
+from ..events.outcome import Withdrawn
+from ..events.league import League, Standings, load_league, run_league
+from ..events.schedule import MatchTask
+from ..events.store import Store, StoreError, explain
+from ..events.tournament import Progress
+from ..referee.launch import LaunchError
+from ..referee.sandbox import MODES, SandboxError
+from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
+
+
+@click.command("league")
+@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--db", "db_path", default="league.db", show_default=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite file holding the league; run again on the same file to resume.")
+@click.option("--out", "out_dir", default="league-out", show_default=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder for the standings, the site and the bots' logs.")
+@click.option("--final", "final", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Close entries, play N more matches per active entrant, publish the final standings and stop.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Matches played at once.")
+@click.option("--cluster", metavar="ADDRESS", default=None,
+              help="Play the matches on Dask workers (local:N or tcp://HOST:8786; docs/scale.md).")
+@click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
+              help="Where the referee listens; 0.0.0.0:PORT for remote entrants on other machines.")
+@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="PEM certificate chain; with --tls-key the referee serves TLS.")
+@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="PEM private key of --tls-cert.")
+@click.option("--sandbox", "sandbox_mode", type=click.Choice(MODES), default=None,
+              help="How launched bots are contained (default: the config's, else $SEVENROCKS_SANDBOX, else auto).")
+@click.option("--web", "web_addr", metavar="HOST:PORT", default=None,
+              help="Serve the league's site live here while it runs (e.g. 127.0.0.1:8080).")
+@click.option("--web-token", default=None, help="The viewer token for --web (default: none on loopback, else a new one).")
+@click.option("--quiet", is_flag=True, help="Only field changes, errors and the final lines.")
+def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, concurrency: int | None,
+           cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None, sandbox_mode: str | None,
+           web_addr: str | None, web_token: str | None, quiet: bool) -> None:
+    """Play a league continuously until stopped; entrants may join, change and leave while it runs.
+
+    CONFIG is an event TOML plus an optional [league] table (docs/league.md). The
+    league re-reads CONFIG when the file changes (or on SIGHUP): a new [[entrants]]
+    block joins, a removed one is retired (kept in the standings, not scheduled), a
+    changed command or code plays on as a new version NAME@2. Ctrl-C or SIGTERM stop
+    it (the standings are written to --out; `sevenrocks publish` writes the site); the
+    same command resumes. --final N closes entries, plays N more matches per active
+    entrant and publishes the final standings to --out/final.txt (and .json) and the
+    site to --out/site.
+
+    \b
+    Examples:
+      sevenrocks league examples/league.toml --db league.db --web 127.0.0.1:8080
+      kill -HUP <pid>                                   # re-read the config now
+      sevenrocks league examples/league.toml --db league.db --final 40
+      sevenrocks publish --db league.db --out site/     # the same site, from the database
+    """
+    tls = read_tls(tls_cert, tls_key)
+    if tls is not None and cluster is not None:
+        raise click.UsageError("--tls-cert/--tls-key serve remote entrants; a --cluster league has none")
+    try:
+        config, settings = load_league(config_path)
+    except ConfigError as e:
+        raise BadInput(str(e)) from None
+    config = with_options(config, concurrency, sandbox_mode)
+    web = parse_web(web_addr)
+    store = open_writer(db_path, out_dir)
+    say = (lambda text: click.echo(text, err=True))
+    with store:
+        game = League(config_path, config, settings, store, _NoExecutor(), say, final)
+        try:
+            _run(game, out_dir, db_path, cluster, listen, tls, web, web_token, quiet)
+        except Interrupted as e:
+            _publish(store, config, out_dir, db_path, None, site=False)  # a stop is prompt: the standings only
+            done = sum(1 for _ in store.results([config.name]))
+            click.echo(f"\n{e.how}: {done} matches of league {config.name!r} are stored in {db_path}; "
+                       "run the same command again to resume.", err=True)
+            sys.exit(e.code)
+        except (StoreError, ConfigError) as e:
+            raise BadInput(str(e)) from None
+        except sqlite3.Error as e:
+            raise BadInput(explain(e, db_path)) from None
+        except (SandboxError, EntrantsUnreachable, LaunchError, TooManyVoids) as e:
+            raise click.ClickException(str(e)) from None
+        _publish(store, config, out_dir, db_path, game.final_standings)
+    if game.final_standings is not None:
+        click.echo("\n".join(game.final_standings.lines()))
+
+
+class _NoExecutor:
+    """Placeholder until the run opens the real executor (the field decides what it starts)."""
+
+    async def run(self, tasks: Any, on_result: Any) -> None:
+        raise RuntimeError("the league's executor was not opened")
+
+
+def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen: str,
+         tls: tuple[bytes, bytes] | None, web: tuple[str, int] | None, web_token: str | None, quiet: bool) -> None:
+    """Run the league on a fresh event loop; SIGTERM stops it as Ctrl-C does, SIGHUP re-reads the config."""
+    config = game.config
+    logs = out_dir / "logs"
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGHUP, game.reload.set)
+        referees: list[Any] = []
+        arena: Any = None
+        closing: Any = None
+        if cluster is not None:
+            from ..events.cluster import ClusterExecutor
+
+            from ..events.league_arena import LeagueCluster
+
+            executor = LeagueCluster(ClusterExecutor(config, cluster, logs, config.concurrency,
+                                                     hidden=harness_files(db_path, out_dir)))
+            closing = executor
+
+            async def to_cluster(entrants: Sequence[Entrant]) -> None:
+                if any(e.remote for e in entrants):
+                    names = ", ".join(e.name for e in entrants if e.remote)
+                    raise ConfigError(f"remote entrant(s) {names}: a --cluster league launches every entrant")
+                executor.config = dataclasses.replace(game.config, entrants=tuple(entrants))
+
+            game.executor, game.update_executor = executor, to_cluster
+        else:
+            from ..events.league_arena import LeagueArena
+
+            arena = LeagueArena(config, logs, config.concurrency, listen, game.say, tls,
+                                os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, referees.append,
+                                harness_files(db_path, out_dir), game.say)
+
+            async def to_arena(entrants: Sequence[Entrant]) -> None:
+                if arena.referee is None:
+                    await arena.open(entrants)
+                else:
+                    await arena.update(entrants)
+
+            game.executor, game.update_executor, game.available = arena, to_arena, arena.available
+            closing = arena
+        site = await _start_web(game, web, web_token, logs, referees) if web is not None else None
+        try:
+            await run_league(game, None if quiet else _Reporter(game))
+        finally:
+            loop.remove_signal_handler(signal.SIGHUP)
+            if site is not None:
+                await site.stop()
+            if closing is not None:
+                await closing.close()
+
+    run_stoppable(main)
+
+
+class _Reporter:
+    """One line per round: matches stored and the leader (a league may run for weeks: no bar)."""
+
+    def __init__(self, game: League) -> None:
+        self.game = game
+
+    def __call__(self, p: Progress) -> None:
+        every = self.game.settings.round_matches
+        if p.outcome is not None and p.done % every == 0:
+            click.echo(f"{p.done} matches stored; leader {p.leader or '-'}", err=True)
+        elif isinstance(p.report, Withdrawn):
+            click.echo(f"{p.report.entrant} {p.report.reason}", err=True)
+
+
+async def _start_web(game: League, web: tuple[str, int], token: str | None, logs: Path,
+                     referees: list[Any]) -> Any:
+    """The live site beside the league; the deal guard learns each planned round's duplicate groups."""
+    from ..web.author import AuthorPages, author_token, league_secret
+    from ..referee.dealguard import DealGuard
+    from ..web.server import LiveSite, viewer_token, viewer_url
+
+    name = game.config.name
+    guard = DealGuard(game.config.duplicate)  # the one rule of the live pages and the spectator feed
+    earlier = game.store.matches([name])  # stored before this run: their groups are complete
+    guard.plan(earlier)
+    guard.stored(m.match_id for m in earlier)
+
+    def planned(tasks: Sequence[MatchTask]) -> None:
+        guard.plan(tasks)
+
+    shown_log: dict[str, int] = {}
+
+    def ended(tasks: Sequence[MatchTask]) -> None:
+        # Every match of the round is stored or never will be: all of them may be shown.
+        guard.stored(t.match_id for t in tasks)
+        for e in game.field_:  # authors see their bot's log up to here: no group of it is in play now
+            path = logs / f"{e.name}.log"
+            shown_log[e.name] = path.stat().st_size if path.is_file() else 0
+
+    game.on_planned, game.on_round_end = planned, ended
+    host, port = web
+    token = viewer_token(host, token)
+    site = LiveSite(lambda: referees[0].feed if referees else None, game.store, name, guard, token, logs,
+                    lambda: game.store.done_ids(name).__len__())
+    secret = league_secret(game.store, name)
+
+    def tokens() -> dict[str, str]:
+        bases = {r.base for r in game.store.league_entrants(name)}
+        out = {author_token(secret, b): b for b in bases}
+        out.update({e.token: e.name for e in game.config.entrants if e.token})
+        return out
+
+    authors = AuthorPages(game.store, name, logs, tokens, lambda m: guard.shown(m.match_id), shown_log.get)
+    site.app.router.add_get("/author/", authors.handle)
+    listing = logs.parent / "author-tokens.txt"
+    listing.write_text("".join(f"{b} {author_token(secret, b)}\n" for b in sorted({e.name for e in game.config.entrants})))
+    listing.chmod(0o600)
+    bound = await site.start(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"live pages at {viewer_url(host, bound, token)}; authors open http://{shown}:{bound}/author/"
+               f"?token=... with their token (listed in {listing})", err=True)
+    return site
+
+
+def _publish(store: Store, config: EventConfig, out_dir: Path, db_path: Path, final: Standings | None,
+             site: bool = True) -> None:
+    """The standings, the site and (after --final) the final standings, written to ``out_dir``."""
+    from ..publish.leaderboard import LeaderboardError, build_leaderboard
+    from ..publish.render import write_all
+    from ..publish.site import publish_site
+
+    try:
+        if final is not None:
+            (out_dir / "final.txt").write_text("\n".join(final.lines()) + "\n", encoding="utf-8")
+            (out_dir / "final.json").write_text(json.dumps(final.to_json(), indent=2) + "\n", encoding="utf-8")
+        if not store.done_ids(config.name):
+            return
+        write_all(build_leaderboard(store, config.name), out_dir)
+        if site:
+            publish_site(store, out_dir / "site", config.name, out_dir / "logs")
+    except LeaderboardError:
+        return
+    except OSError as e:
+        raise BadInput(f"--out {out_dir}: cannot write the standings ({e.strerror}); the results are safe in "
+                       f"{db_path}: `sevenrocks publish --db {db_path}` writes the site again") from None

@@ -1,0 +1,430 @@
+"""A league: the one loop (:mod:`.tournament`) played until stopped, with a field that changes.
+
+An event is a league that stops at its budget and admits no one; a league plans
+round after round with the field planner (:func:`.planner.plan_round`) and, between
+rounds, reads its config again when the file changed (or on SIGHUP):
+
+* a new ``[[entrants]]`` block joins the field;
+* a removed block is **retired**: its matches and its row stay, it is no longer scheduled;
+* a block whose command, code or environment changed (:mod:`.identity`) is a **new
+  version**, ``name@2``, that replaces the old one in the field; the old version's
+  results stay on their own row;
+* a config that fails to parse is reported and ignored: the last good one plays on.
+
+Remote entrants that are not connected are not scheduled (never forfeited for being
+away) and are seated again once they dial in. ``final`` freezes the field (no more
+entries), plays N more matches per active entrant, and publishes the final standings
+(:func:`final_standings`). Everything a restart needs is in the store: the versions,
+who is retired, the round counter, the freeze; so Ctrl-C, SIGTERM or ``kill -9`` and
+the same command resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import os
+import tomllib
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .adaptive import result_of
+from .config import ConfigError, Entrant, EventConfig, parse_config
+from .executor import Executor
+from .identity import digest, entrant_identity
+from .planner import plan_round
+from .schedule import MatchTask
+from .store import LeagueEntrant, Store
+from .tournament import EventPlan, Progress, Run, _InOrder, run_loop
+from ..stats.fit import Result, fit
+from ..stats.ratings import RatingBook
+from ..stats.verdict import verdict
+
+LEAGUE_KEYS = {"round_matches", "final_matches", "poll_s", "idle_s", "stop_after"}
+
+
+@dataclass(frozen=True, slots=True)
+class LeagueSettings:
+    """The ``[league]`` table (docs/league.md lists every key with its default)."""
+
+    #: Matches planned per round: how often the config is re-read and the field planner asked.
+    round_matches: int = 8
+    #: > 0: freeze the field and play this many more matches per active entrant, then publish the
+    #: final standings and stop (the same as ``--final N``).
+    final_matches: int = 0
+    #: How often the config file's modification time is checked while waiting.
+    poll_s: float = 2.0
+    #: With too few entrants available (remote ones offline), wait this long before looking again.
+    idle_s: float = 5.0
+    #: > 0: stop once this many matches are stored (a league that ends like an event's budget).
+    stop_after: int = 0
+
+
+def parse_league(data: dict[str, Any], source: str) -> tuple[EventConfig, LeagueSettings]:
+    """A league config: the event TOML plus an optional ``[league]`` table."""
+    data = dict(data)
+    raw = data.pop("league", {})
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: [league] must be a table")
+    unknown = sorted(set(raw) - LEAGUE_KEYS)
+    if unknown:
+        raise ConfigError(f"{source}: [league]: unknown key {unknown[0]!r}; valid: {', '.join(sorted(LEAGUE_KEYS))}")
+    d = LeagueSettings()
+    values: dict[str, Any] = {}
+    for key in LEAGUE_KEYS:
+        default = getattr(d, key)
+        value = raw.get(key, default)
+        kind = (int, float) if isinstance(default, float) else int
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise ConfigError(f"{source}: [league].{key}: expected a {'number' if kind != int else 'whole number'}, "
+                              f"got {value!r}")
+        low = 1 if key == "round_matches" else 0
+        if not math.isfinite(value) or value < low or (key in ("poll_s", "idle_s") and value <= 0):
+            raise ConfigError(f"{source}: [league].{key}: {value!r} is out of range; valid: "
+                              + ("a number of seconds > 0" if kind != int else f"a whole number >= {low}"))
+        values[key] = float(value) if kind != int else value
+    return parse_config(data, source), LeagueSettings(**values)
+
+
+def load_league(path: Path) -> tuple[EventConfig, LeagueSettings]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text; a config is a TOML file saved as UTF-8") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    return parse_league(data, str(path))
+
+
+def league_fingerprint(config: EventConfig) -> str:
+    """What may not change under a running league: the game its matches are of, and the seed."""
+    return f"league-{config.ruleset}-{config.players}-{config.target}-{config.round_cap}-{config.seed}"
+
+
+def bot_identity(config: EventConfig, entrant: Entrant) -> dict[str, Any]:
+    """Who an entrant is for versioning: what it runs (not the league's settings, which apply to all)."""
+    ident = entrant_identity(config, entrant)
+    ident.pop("settings", None)
+    return ident
+
+
+def version_name(base: str, version: int) -> str:
+    return base if version == 1 else f"{base}@{version}"
+
+
+def sync_field(store: Store, config: EventConfig, frozen: bool) -> list[str]:
+    """Bring the stored field in line with ``config``'s entrants; returns what changed, in words."""
+    event = config.name
+    latest: dict[str, LeagueEntrant] = {}
+    for stored in store.league_entrants(event):
+        if stored.base not in latest or stored.version > latest[stored.base].version:
+            latest[stored.base] = stored
+    said: list[str] = []
+    for e in config.entrants:
+        ident = bot_identity(config, e)
+        row = latest.get(e.name)
+        if row is not None and row.digest == digest(ident):
+            if row.retired_at is not None and not frozen:
+                store.retire(event, row.name, retired=False)
+                said.append(f"{row.name} rejoined the field")
+            continue
+        if frozen:
+            said.append(f"{e.name}: entries are closed (final standings); not admitted")
+            continue
+        version = 1 if row is None else row.version + 1
+        name = version_name(e.name, version)
+        if row is not None and row.retired_at is None:
+            store.retire(event, row.name)
+        store.join(event, name, e.name, version, e.remote, e.command, ident)
+        said.append(f"{name} joined the field" if row is None else f"{name} replaces {row.name} (a new version)")
+    names = {e.name for e in config.entrants}
+    for base, row in latest.items():
+        if base not in names and row.retired_at is None:
+            store.retire(event, row.name)
+            said.append(f"{row.name} retired (kept in the standings, no longer scheduled)")
+    return said
+
+
+def active_field(store: Store, config: EventConfig) -> list[Entrant]:
+    """The versions in the field now, as entrants (named ``base`` or ``base@N``)."""
+    blocks = {e.name: e for e in config.entrants}
+    out = []
+    for row in store.league_entrants(config.name):
+        if row.retired_at is None and row.base in blocks:
+            out.append(dataclasses.replace(blocks[row.base], name=row.name))
+    return out
+
+
+def league_ratings(config: EventConfig, store: Store) -> _InOrder:
+    """The league's live ratings from its stored results, in index order (rounds may leave gaps)."""
+    book = RatingBook(config.make_ruleset().partnerships, config.ratings.tau, config.ratings.draw_probability)
+    order = _InOrder(book)
+    for _event, _index, seats, ranks in store.results([config.name]):
+        book.apply(seats, ranks)
+    order.next = store.max_index(config.name) + 1
+    return order
+
+
+# ---------------------------------------------------------------------- final standings
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    place: str
+    name: str
+    mu: float
+    sigma: float
+    matches: int
+    #: P(ahead of the next entrant); None for the last.
+    p_ahead: float | None
+    settled: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Standings:
+    rows: tuple[Standing, ...]
+    settled: bool
+    level: float
+    matches: int
+
+    def lines(self) -> list[str]:
+        out = [f"{'place':>5}  {'entrant':<24} {'mu':>7} {'sigma':>6} {'matches':>7}  P(ahead of next)"]
+        for r in self.rows:
+            p = "" if r.p_ahead is None else f"{r.p_ahead:.3f} {'settled' if r.settled else 'NOT settled'}"
+            out.append(f"{r.place:>5}  {r.name:<24} {r.mu:7.2f} {r.sigma:6.2f} {r.matches:7d}  {p}")
+        verdict_line = ("the final order is settled" if self.settled else
+                        f"the final order is NOT settled at level {self.level:g}: entrants sharing a place "
+                        "could not be told apart")
+        return out + [verdict_line]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"settled": self.settled, "level": self.level, "matches": self.matches,
+                "standings": [dataclasses.asdict(r) for r in self.rows]}
+
+
+def final_standings(store: Store, config: EventConfig, active: Sequence[str]) -> Standings:
+    """The active field ranked by a fit of every stored result, with the settled verdict.
+
+    Every match of the league counts (earlier versions' and retired entrants' too: they
+    measure the opponents); only the active versions that played are ranked. Neighbours whose order
+    is not settled at ``[ratings].level`` share a place ("=2").
+    """
+    matches = store.matches([config.name])
+    results = [Result(m.seats, m.ranks, m.group) for m in matches]
+    counts = store.match_counts(config.name)
+    active = [n for n in active if counts.get(n)]  # an entrant that never played has nothing to rank
+    f = fit(results, config.make_ruleset().partnerships, list(active))
+    order = sorted(active, key=lambda n: (-f.rating(n).mu, n))
+    v = verdict(f, config.ratings.level, order)
+    rows: list[Standing] = []
+    place = 1
+    for i, name in enumerate(order):
+        if i and v.neighbours[i - 1].settled:
+            place = i + 1
+        tied = (i and not v.neighbours[i - 1].settled) or (i < len(v.neighbours) and not v.neighbours[i].settled)
+        nb = v.neighbours[i] if i < len(v.neighbours) else None
+        r = f.rating(name)
+        rows.append(Standing(f"={place}" if tied else str(place), name, r.mu, r.sigma, counts.get(name, 0),
+                             None if nb is None else nb.p_ahead, None if nb is None else nb.settled))
+    return Standings(tuple(rows), v.settled and len(order) > 1, config.ratings.level, len(matches))
+
+
+# ---------------------------------------------------------------------- the league's rounds
+
+
+@dataclass
+class League:
+    """The state of one league run: its config file, settings and where its matches play."""
+
+    path: Path | None
+    config: EventConfig
+    settings: LeagueSettings
+    store: Store
+    executor: Executor
+    say: Callable[[str], None] = lambda text: None
+    #: ``--final N`` from the command line (else ``[league].final_matches``).
+    final: int | None = None
+    #: Set by SIGHUP: re-read the config before the next round.
+    reload: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Told each planned round (the live site's deal guard registers its duplicate groups).
+    on_planned: Callable[[Sequence[MatchTask]], None] | None = None
+    #: Told when a round is over (the guard may show all of its matches).
+    on_round_end: Callable[[Sequence[MatchTask]], None] | None = None
+    #: How to change the field of the executor (the arena's ``update``); None: a new executor per field.
+    update_executor: Callable[[Sequence[Entrant]], Awaitable[None]] | None = None
+    #: Who can be seated now; None: the whole active field.
+    available: Callable[[], set[str]] | None = None
+    field_: list[Entrant] = field(default_factory=list)
+    #: Version name -> identity digest (shared with the run's plan).
+    digests: dict[str, str] = field(default_factory=dict)
+    final_standings: Standings | None = None
+    _mtime: float = 0.0
+    _next_index: int = 0
+    _round: list[MatchTask] = field(default_factory=list)
+    _final_done: bool = False
+
+    def _file_changed(self) -> bool:
+        if self.path is None:
+            return False
+        try:
+            mtime = os.stat(self.path).st_mtime_ns
+        except OSError:
+            return False
+        changed = mtime != self._mtime
+        self._mtime = mtime
+        return changed
+
+    async def refresh(self, force: bool = False) -> None:
+        """Re-read the config if it changed (or on SIGHUP); apply the field changes."""
+        changed = self._file_changed()
+        if not (force or changed or self.reload.is_set()):
+            return
+        self.reload.clear()
+        if self.path is not None and (changed or not force):
+            try:
+                config, settings = load_league(self.path)
+            except ConfigError as bad:
+                self.say(f"config not applied, the league plays on with the last good one: {bad}")
+                return
+            if league_fingerprint(config) != league_fingerprint(self.config) or config.name != self.config.name:
+                self.say(f"{self.path}: the league's [event] name, ruleset, target, round_cap and seed cannot "
+                         "change while it runs; only [[entrants]] and [league] changes are applied")
+                return
+            # What the command line set (concurrency, sandbox) stays as it was.
+            self.config = dataclasses.replace(config, concurrency=self.config.concurrency, sandbox=self.config.sandbox)
+            self.settings = settings
+        if self.store.league_entrants(self.config.name):  # the final closes entries before they are read
+            self._freeze_if_asked()
+        state = self.store.league_state(self.config.name)
+        for line in sync_field(self.store, self.config, state.frozen_at is not None):
+            self.say(line)
+        self.field_ = active_field(self.store, self.config)
+        self._freeze_if_asked()
+        for e in self.field_:  # stored with each match: which program played it
+            self.digests[e.name] = digest(entrant_identity(self.config, e))
+        if self.update_executor is not None:
+            await self.update_executor(self.field_)
+
+    def final_matches(self) -> int:
+        return self.final if self.final is not None else self.settings.final_matches
+
+    def _freeze_if_asked(self) -> None:
+        n = self.final_matches()
+        state = self.store.league_state(self.config.name)
+        if n > 0 and state.frozen_at is None:
+            counts = self.store.match_counts(self.config.name)
+            active = active_field(self.store, self.config)
+            self.store.freeze(self.config.name, n, {e.name: counts.get(e.name, 0) for e in active})
+            self.say(f"entries closed: each of the {len(active)} active entrants plays {n} more matches, "
+                     "then the final standings are published")
+
+    def _final_left(self, active: Sequence[str]) -> dict[str, int] | None:
+        """Matches each active entrant still owes the final (None: no final under way)."""
+        state = self.store.league_state(self.config.name)
+        if state.frozen_at is None or state.final_matches is None:
+            return None
+        counts = self.store.match_counts(self.config.name)
+        return {n: state.final_counts.get(n, 0) + state.final_matches - counts.get(n, 0) for n in active}
+
+    async def plan(self, run: Run) -> list[MatchTask] | None:
+        """Step 1: the next round of the field planner over whoever can be seated now."""
+        need = 2 if self.config.make_ruleset().partnerships else self.config.make_ruleset().players
+        while True:
+            await self.refresh()
+            stop = self.settings.stop_after
+            if stop and run.done >= stop:
+                return None
+            active = [e.name for e in self.field_ if e.name not in run.plan.withdrawn]
+            ready = self.available() if self.available is not None else set(active)
+            seatable = sorted(set(active) & ready)
+            left = self._final_left(active)
+            if left is not None and all(left[n] <= 0 for n in seatable):
+                self._final_done = True  # who is away now is ranked with what it played, or not at all
+                return None
+            if len(seatable) >= need:
+                break
+            self.say(f"waiting: {len(seatable)} of {len(active)} active entrants can be seated "
+                     f"({', '.join(sorted(set(active) - set(seatable))) or 'none'} not connected)")
+            await self._wait(self.settings.idle_s)
+        assert run.results is not None
+        round_no = self.store.next_round(self.config.name, run.done + self.settings.round_matches)
+        planned = plan_round(self.config, seatable, list(run.results.values()), round_no,
+                             self.settings.round_matches)
+        tasks = []
+        for t in planned:
+            if t.match_id in run.results:
+                continue
+            tasks.append(dataclasses.replace(t, event_id=self.config.name, index=self._next_index))
+            self._next_index += 1
+        self._round = tasks
+        if self.on_planned is not None:
+            self.on_planned(tasks)
+        return tasks
+
+    async def _wait(self, seconds: float) -> None:
+        """Sleep, but wake early when SIGHUP asks for a reload or the file changes."""
+        end = asyncio.get_running_loop().time() + seconds
+        while (left := end - asyncio.get_running_loop().time()) > 0:
+            try:
+                await asyncio.wait_for(self.reload.wait(), min(left, self.settings.poll_s))
+                return
+            except TimeoutError:
+                if self._file_changed():
+                    self._mtime = 0.0  # let refresh() see the change
+                    return
+
+    def fit(self, run: Run) -> None:
+        """Step 4: the round is over; the field planner fits the stored results when it plans the next."""
+        for t in self._round:  # a table never played (an entrant withdrawn) no longer holds the ratings back
+            if t.index >= run.order.next and t.index not in run.order.pending:
+                run.order.add(t.index, (), ())
+        if self.on_round_end is not None:
+            self.on_round_end(self._round)
+        self._round = []
+
+    def finish(self, run: Run) -> None:
+        if self._final_done:
+            active = [e.name for e in self.field_ if e.name not in run.plan.withdrawn]
+            self.final_standings = final_standings(self.store, self.config, active)
+            self.store.final_published(self.config.name)
+
+
+async def run_league(league: League, observe: Callable[[Progress], None] | None = None) -> EventPlan:
+    """Open (or resume) the league in its store and run the loop until it stops or its final is published."""
+    cfg, store = league.config, league.store
+    state = store.open_league(cfg, league_fingerprint(cfg))
+    league._file_changed()
+    await league.refresh(force=True)
+    done_before = sum(1 for _ in store.results([cfg.name]))
+    order = league_ratings(cfg, store)
+    league._next_index = order.next
+    withdrawn = {r.name for r in store.league_entrants(cfg.name) if r.withdrawn}
+    plan = EventPlan(0, done_before, withdrawn=withdrawn, digests=league.digests, was_finished=state.final_at is not None)
+    results = {m.match_id: result_of(m.seats, m.ranks, m.group) for m in store.matches([cfg.name])}
+    run = Run(cfg, store, league.executor, observe, plan, order, results, done_before)
+    if plan.was_finished:
+        active = [e.name for e in league.field_ if e.name not in withdrawn]
+        league.final_standings = final_standings(store, cfg, active)
+        return plan
+    return await run_loop(run, _Rounds(league))
+
+
+class _Rounds:
+    """The league as :class:`~.tournament.Rounds` (the one loop's steps 1 and 4)."""
+
+    def __init__(self, league: League) -> None:
+        self.league = league
+
+    async def plan(self, run: Run) -> list[MatchTask] | None:
+        return await self.league.plan(run)
+
+    def fit(self, run: Run) -> None:
+        self.league.fit(run)
+
+    def finish(self, run: Run) -> None:
+        self.league.finish(run)

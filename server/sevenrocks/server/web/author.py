@@ -1,0 +1,114 @@
+"""The author's page of a league: a bot's newest matches and its own log, for whoever holds its token.
+
+Why: a league's authors fix their bots from what they see them do, and most have no
+shell on the machine the league runs on. ``/author/?token=...`` (or ``Authorization:
+Bearer ...``) shows, to the holder of one entrant's token, that entrant's versions,
+their newest matches with links to the replays, and the end of each version's own
+log — nothing of any other bot. A remote entrant's token is the one it connects
+with; a launched entrant's *author token* is derived from a secret kept in the
+league's database (:func:`author_token`) and written for the organiser to hand out.
+
+Nothing hidden from a match still in play: the match list holds only the matches
+the site's deal guard shows, and the log is served only up to where it stood at the
+end of the last finished round (a bot's log holds the hands it was dealt, which
+the other match of its duplicate group may still be playing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+from aiohttp import web
+
+from ..events.store import Store, StoredMatch
+
+#: How many of a version's newest matches, and lines of its log, the page shows.
+NEWEST = 30
+LOG_LINES = 80
+
+
+def league_secret(store: Store, event: str) -> str:
+    """The league's secret for author tokens, made once and kept in the database."""
+    key = f"author_secret:{event}"
+    row = store.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    if row is not None:
+        return str(row[0])
+    value = secrets.token_hex(32)
+    store.db.execute("INSERT OR IGNORE INTO meta VALUES (?, ?)", (key, value))
+    return league_secret(store, event)
+
+
+def author_token(secret: str, entrant: str) -> str:
+    """The token that opens ``entrant``'s author page (every version of it)."""
+    return hmac.new(secret.encode(), f"author:{entrant}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+class AuthorPages:
+    """The ``/author/`` handler: who the token belongs to, then only that entrant's matches and logs."""
+
+    def __init__(self, store: Store, event: str, log_dir: Path, tokens: Callable[[], dict[str, str]],
+                 visible: Callable[[StoredMatch], bool], log_limit: Callable[[str], int | None]) -> None:
+        self.store = store
+        self.event = event
+        self.log_dir = log_dir
+        #: token -> entrant (its [[entrants]] name): remote tokens and author tokens.
+        self.tokens = tokens
+        self.visible = visible
+        #: version -> bytes of its log that may be shown (None: none yet).
+        self.log_limit = log_limit
+
+    def entrant_of(self, given: str) -> str | None:
+        found = None
+        for token, name in self.tokens().items():
+            if secrets.compare_digest(given.encode(), token.encode()):
+                found = name
+        return found
+
+    async def handle(self, request: web.Request) -> web.Response:
+        given = request.query.get("token", "")
+        bearer = request.headers.get("Authorization", "")
+        if bearer.startswith("Bearer "):
+            given = given or bearer[7:]
+        base = self.entrant_of(given) if given else None
+        if base is None:
+            return web.Response(status=401, text="This page needs an entrant's token: open /author/?token=... "
+                                                 "with the token the organiser gave you.\n")
+        versions = [r.name for r in self.store.league_entrants(self.event) if r.base == base]
+        return web.Response(text=self.render(base, versions), content_type="text/html",
+                            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+
+    def log_tail(self, version: str) -> str:
+        limit = self.log_limit(version)
+        path = self.log_dir / f"{version}.log"
+        if not limit or not path.is_file():
+            return ""
+        with path.open("rb") as f:
+            start = max(0, limit - 64 * 1024)
+            f.seek(start)
+            data = f.read(limit - start)
+        return "\n".join(data.decode("utf-8", "replace").splitlines()[-LOG_LINES:])
+
+    def render(self, base: str, versions: list[str]) -> str:
+        mine = set(versions)
+        matches = [m for m in self.store.matches([self.event]) if mine & set(m.seats) and self.visible(m)]
+        parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>",
+                 f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions))}</p>"]
+        for version in reversed(versions):
+            own = [m for m in matches if version in m.seats][-NEWEST:]
+            parts.append(f"<h2>{html.escape(version)}: newest {len(own)} matches</h2><table>"
+                         "<tr><th>match</th><th>seats</th><th>scores</th><th>end</th><th>fault</th></tr>")
+            for m in reversed(own):
+                fault = "" if m.fault is None else f"{m.seats[m.fault.seat]}: {m.fault.cause.value} {m.fault.detail}"
+                parts.append(f"<tr><td>{html.escape(m.match_id)}</td><td>{html.escape(' '.join(m.seats))}</td>"
+                             f"<td>{html.escape(str(list(m.scores)))}</td><td>{html.escape(m.reason)}</td>"
+                             f"<td>{html.escape(fault)}</td></tr>")
+            parts.append("</table>")
+            tail = self.log_tail(version)
+            parts.append(f"<h3>the end of {html.escape(version)}'s log (as of the last finished round)</h3>"
+                         f"<pre>{html.escape(tail) or '(nothing yet)'}</pre>")
+        return "\n".join(parts)
