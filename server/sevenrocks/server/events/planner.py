@@ -44,9 +44,9 @@ from ..stats.verdict import Neighbour, Verdict, half_width, verdict
 #: Share of a later round's matches spent on undecided neighbour pairs; the rest explores.
 FOCUS = 2 / 3
 #: No table takes an entrant above CAP x the mean matches (the promise is 2x) ...
-CAP = 1.8
+CAP = 1.9
 #: ... and entrants below FLOOR x the mean are seated first (the promise is 0.5x).
-FLOOR = 0.7
+FLOOR = 0.55
 #: How far ahead in the queue a table looks for partners and opponents met least.
 WINDOW = 6
 
@@ -328,6 +328,11 @@ class _Field:
                 if below is not None and (not queue or self.unit_exposure(queue[0]) >= below):
                     break
                 kind = self.next_kind()
+                if self.planned + table_matches(kind, self.form.players, self.config.duplicate) > matches:
+                    kind = min(self.form.explore, key=lambda k: table_matches(k, self.form.players,
+                                                                              self.config.duplicate))
+                    if self.planned + table_matches(kind, self.form.players, self.config.duplicate) > matches:
+                        return
                 units = self.take(queue, self.form.size[kind])
                 if units is None:
                     break

@@ -24,12 +24,12 @@ from typing import Any
 
 from .config import EventConfig
 from .executor import Executor
-from .adaptive import AdaptivePlan, replay_rounds, result_of
+from .adaptive import AdaptivePlan, adaptive_fingerprint, replay_rounds, result_of
 from .identity import digest, entrant_identity
 from ..stats.fit import Result
 from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn
 from ..stats.ratings import InOrder, RatingBook
-from .schedule import MatchTask, fingerprint, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
+from .schedule import MatchTask, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
 from .store import Store
 
 
@@ -225,15 +225,17 @@ async def run_adaptive(
 
     The fingerprint covers the first round and the settings that shape later rounds,
     so a resumed event replans the same rounds; the budget and ``until_settled`` only
-    decide when to stop and may change between runs. Identities are checked as for a
+    decide when to stop and may change between runs: a finished event run again with a
+    larger budget continues where it stopped. Identities are checked as for a
     fixed event. An entrant withdrawn after crashing ends the adaptive plan early: its
     rounds can no longer be completed, so the event is finished with what was played.
     """
-    first = AdaptivePlan(config).first_round()
+    planned = AdaptivePlan(config)
+    planned.first_round()
     s = config.schedule
     idents = identities_of(config)
     known = any(e.event_id == config.name for e in store.events())
-    store.open_event(config, fingerprint(first) + f"-adaptive-{s.round_deals}-{config.ratings.level}", s.budget, idents)
+    store.open_event(config, adaptive_fingerprint(config, planned.tasks), s.budget, idents)
     if known:
         store.check_identities(config, idents, ())
     digests = {n: digest(i) for n, i in idents.items()}
@@ -249,11 +251,15 @@ async def run_adaptive(
     result = EventPlan(s.budget, len(stored), iter(()), {n for n, st in states.items() if st.withdrawn}, digests,
                        was_finished=info.finished)
     order = resume_ratings(config, store)
+    plan, current = replay_rounds(config, stored.get)
+    if result.was_finished and (result.withdrawn or not any(t.match_id not in stored for t in current)):
+        if observe:
+            observe(Progress(len(stored), s.budget, order.book.leader(), None))
+        return result
+    store.set_total(config.name, s.budget, reopen=result.was_finished)  # the budget in force (it may be raised)
+    result.was_finished = False
     if observe:
         observe(Progress(len(stored), s.budget, order.book.leader(), None))
-    if result.was_finished:
-        return result
-    plan, current = replay_rounds(config, stored.get)
 
     on_result, _ = _recorder(config, store, order, s.budget, observe, digests, result, stored)
 
@@ -270,7 +276,7 @@ async def run_adaptive(
         if missing:
             raise RuntimeError(f"round {plan.rounds} of event {config.name!r} left {len(missing)} matches "
                                f"unplayed (e.g. {missing[0]}); run the event again to resume")
-        current = plan.next_round([stored[t.match_id] for t in plan.tasks])
+        current = plan.next_round([stored[t.match_id] for t in plan.tasks if t.match_id in stored])
     store.finish_event(config.name)
     return result
 
