@@ -80,17 +80,13 @@ def load_pool(path: Path) -> dict[Key, list[list[tuple[tuple[str, ...], tuple[in
     return pool
 
 
-def key_of(matchup: Matchup, o: int) -> Key:
-    p, q = matchup
-    return (frozenset({tuple(sorted(p)), tuple(sorted(q))}), o if p[0] != p[1] else 0)
-
-
 class Dealer:
     """Plays an event's scheduled matches from the pool, one duplicate group at a time."""
 
     def __init__(self, pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]],
                  rng: random.Random) -> None:
         self.pool, self.rng = pool, rng
+        self.unit = {cycle(s): key for key, groups in pool.items() for g in groups for s, _ in g}
 
     def play(self, tasks: Sequence[MatchTask]) -> list[Result]:
         """A result for every task: a duplicate group of two is one pool group (both seatings);
@@ -100,17 +96,18 @@ class Dealer:
             groups.setdefault(t.group, []).append(t)
         out = []
         for name, ts in groups.items():
-            _deal, _, rest = name.partition("-")
-            sides, _, o = rest.rpartition("-o")
-            p, q = (tuple(x.split(".")) for x in sides.split("~"))
-            key: Key = (frozenset({p, q}), int(o) if p[0] != p[1] else 0)
-            drawn = self.rng.choice(self.pool[key])
+            drawn = self.rng.choice(self.pool[self.unit[cycle(ts[0].seats)]])
             if len(ts) == 2:
                 out.extend(Result(s, r, name) for s, r in drawn)
             else:
                 s, r = self.rng.choice(drawn)
                 out.append(Result(s, r, name))
         return out
+
+
+def cycle(seats: Sequence[str]) -> tuple[str, ...]:
+    """The seating up to rotation: a matchup and its cyclic order (what the pool's units are)."""
+    return min(tuple(seats[i:]) + tuple(seats[:i]) for i in range(len(seats)))
 
 
 # ---------------------------------------------------------------------- designs

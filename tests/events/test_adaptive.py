@@ -95,6 +95,23 @@ def test_until_settled_stops_when_every_neighbour_pair_is_settled(tmp_path: Path
     store.close()
 
 
+def test_fives_and_tie_settings_run_adaptively(tmp_path: Path) -> None:
+    """A fives event runs on the planner too (groups of three, every rotation); δ and top k are
+    read from [schedule], as rating points or as a win rate."""
+    cfg = parse_config({"event": {"name": "adaptive", "ruleset": "fives", "players": 3, "format": "seatings",
+                                  "seed": 2, "duplicate": False},
+                        "schedule": {"mode": "adaptive", "budget": 18, "round_deals": 6, "top_k": 2,
+                                     "tie_within": "60%"},
+                        "entrants": bots("a", "b", "c", "d")}, "<test>")
+    assert cfg.schedule.top_k == 2 and 1.45 < cfg.schedule.tie_within < 1.55  # √2 β Φ⁻¹(0.6) = 1.49 for fives
+    store = play_in_process(cfg, tmp_path / "f.db")
+    matches = store.matches(["adaptive"])
+    assert len(matches) == 18 and all(len(set(m.seats)) == 3 for m in matches)
+    count = Counter(n for m in matches for n in m.seats)
+    assert set(count) == {"a", "b", "c", "d"}
+    store.close()
+
+
 def toml(path: Path, data: dict[str, Any]) -> Path:
     lines = []
     for table in ("event", "schedule"):

@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from scipy import stats
+from scipy import special
 
 from .fit import BETA, Fit
 
@@ -117,24 +117,28 @@ def margin_of_win_rate(win_rate: float, partnerships: bool = True) -> float:
     if not 0.5 <= win_rate < 1:
         raise ValueError(f"a tie margin as a win rate is in [0.5, 1), got {win_rate}")
     scale = BETA if partnerships else math.sqrt(2) * BETA
-    return float(scale * stats.norm.ppf(win_rate))
+    return float(scale * special.ndtri(win_rate))
 
 
 def win_rate_of_margin(margin: float, partnerships: bool = True) -> float:
     """The head-to-head win rate of a rating difference (the inverse of :func:`margin_of_win_rate`)."""
     scale = BETA if partnerships else math.sqrt(2) * BETA
-    return float(stats.norm.cdf(margin / scale))
+    return float(special.ndtr(margin / scale))
 
 
-def doubt(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
+def _widen(clusters: int, level: float) -> float:
+    """How much wider Student's t with (clusters − 1) degrees of freedom is than the normal at ``level``."""
+    q = (1 + level) / 2
+    return float(special.stdtrit(clusters - 1, q) / special.ndtri(q))
+
+
+def doubt(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, widen: float | None = None) -> tuple[float, float]:
     """(d̂, se) of θ_a − θ_b: se the larger of the model's and the t-widened cluster-robust error."""
     d, se_model = fit.contrast({a: 1.0, b: -1.0}, robust=False)
     if fit.clusters < 2:
         return d, se_model
     _, se_robust = fit.contrast({a: 1.0, b: -1.0}, robust=True)
-    q = (1 + level) / 2
-    widen = float(stats.t.ppf(q, fit.clusters - 1) / stats.norm.ppf(q))
-    return d, max(se_model, se_robust * widen)
+    return d, max(se_model, se_robust * (widen if widen is not None else _widen(fit.clusters, level)))
 
 
 def half_width(se: float, level: float = DEFAULT_LEVEL, rho: float = RHO) -> float:
@@ -149,17 +153,18 @@ def p_ahead(fit: Fit, a: str, b: str) -> float:
     """P(a is stronger than b) given the fit, as if this were the only look (the printed P)."""
     d, se_robust = fit.contrast({a: 1.0, b: -1.0}, robust=True)
     _, se_model = fit.contrast({a: 1.0, b: -1.0}, robust=False)
-    p_model = float(stats.norm.cdf(d / se_model)) if se_model > 0 else 0.5
+    p_model = float(special.ndtr(d / se_model)) if se_model > 0 else 0.5
     if fit.clusters < 2:
         return p_model
     # The t tail for the robust error and the normal tail for the model's: the larger doubt wins.
-    p_robust = float(stats.t.cdf(d / se_robust, fit.clusters - 1)) if se_robust > 0 else 1.0 if d > 0 else 0.5
+    p_robust = student_t_cdf(d / se_robust, fit.clusters - 1) if se_robust > 0 else 1.0 if d > 0 else 0.5
     return p_robust if abs(p_robust - 0.5) < abs(p_model - 0.5) else p_model
 
 
-def judge(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: float = 0.0) -> Neighbour:
+def judge(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: float = 0.0,
+          widen: float | None = None) -> Neighbour:
     """What the evidence says about ``a`` above ``b``: ahead, tied within ``margin``, or open."""
-    d, se = doubt(fit, a, b, level)
+    d, se = doubt(fit, a, b, level, widen)
     w = half_width(se, level)
     low, high = d - w, d + w
     return Neighbour(a, b, p_ahead(fit, a, b), low > 0, margin > 0 and -margin < low and high < margin, low, high)
@@ -169,14 +174,15 @@ def verdict(fit: Fit, level: float = DEFAULT_LEVEL, order: Sequence[str] | None 
             margin: float = 0.0, top_k: int | None = None) -> Verdict:
     """Every pair of neighbours in ``order`` (default: the fit's) judged at ``level``, ties within ``margin``."""
     ranked = tuple(order) if order is not None else order_of(fit)
-    pairs = tuple(judge(fit, a, b, level, margin) for a, b in zip(ranked, ranked[1:]))
+    widen = _widen(fit.clusters, level) if fit.clusters >= 2 else None
+    pairs = tuple(judge(fit, a, b, level, margin, widen) for a, b in zip(ranked, ranked[1:]))
     return Verdict(ranked, pairs, level, margin, top_k)
 
 
 def student_t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with ``df`` degrees of freedom (scipy's).
+    """P(T <= t) for Student's t with ``df`` degrees of freedom (scipy's ``stdtr``, what scipy.stats.t.cdf calls).
 
     >>> round(student_t_cdf(2.0, 10), 4)
     0.9633
     """
-    return float(stats.t.cdf(t, df))
+    return float(special.stdtr(df, t))
