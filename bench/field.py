@@ -235,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{1000 * statistics.median(s for e in evs for s in e.fit_s):.0f}",
                 f"{peak_mib(n, min(budget, 16 * n), size, design):.1f}",
             ])
-            print(f"  {n} {label}: {time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
+            print(f"  {n} {label}: {time.monotonic() - start:.0f} s: | " + " | ".join(rows[-1]) + " |",
+                  file=sys.stderr, flush=True)
     headers = ["field", "design", "budget (matches)", "events", "P(top-8 order right)", "Kendall τ (median)",
                "exposure min–max / mean", "twins settled: final / at stop / any look",
                "53/47 pair settled wrong: final / at stop / any look", "matches per entrant to decide the top 8 (median)",

@@ -277,7 +277,11 @@ class _Field:
                 if len(self.form.explore) == 1 or self.turn > 4:
                     return
                 continue
-            if self.planned + self.planned // max(1, self.turn) > matches:
+            if self.planned > matches and before[0] > 0:  # one matchday too many: the round ends before it
+                del self.tables[before[0]:]
+                self.planned, self.exposure, self.met = before[1], before[2], before[3]
+                return
+            if self.planned == matches:
                 return
 
     def _seat_all(self, kind: str, queue: list[str], size: int) -> bool:
