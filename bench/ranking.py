@@ -232,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=300, help="bootstrapped events per design and size")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pool", type=Path, default=POOL)
+    ap.add_argument("--default-only", action="store_true",
+                    help="only the default event's design (adaptive, no duplicates), with and without until-settled")
     args = ap.parse_args(argv)
     pool = load_pool(args.pool)
     start = time.monotonic()
@@ -248,19 +250,20 @@ def main(argv: list[str] | None = None) -> int:
     def adaptive(cfg: EventConfig) -> Callable[[random.Random], Event]:
         return lambda r: adaptive_event(cfg, Dealer(pool, r))
 
-    for deals in (4, 16):
+    for deals in (4, 16) if not args.default_only else ():
         rows.append(run("pairings + TrueSkill in schedule order (today)", f"{deals} deals", E, rng,
                         fixed(pairings, deals, judge_trueskill)))
-    for deals in (4, 16):
+    for deals in (4, 16) if not args.default_only else ():
         rows.append(run("pairings + order-free fit", f"{deals} deals", E, rng, fixed(pairings, deals, judge_fit)))
-    for deals in (4, 8):
+    for deals in (4, 8) if not args.default_only else ():
         rows.append(run("pairings + head-to-head, fit", f"{deals} deals", E, rng, fixed(mixed, deals, judge_fit)))
-    rows.append(run("head-to-head only (self), fit", "16 deals", E, rng, fixed(selfish, 16, judge_fit)))
+    if not args.default_only:
+        rows.append(run("head-to-head only (self), fit", "16 deals", E, rng, fixed(selfish, 16, judge_fit)))
     # Duplicates or not, at the same number of matches per round (32): a deal of a
     # head-to-head matchup is 2 matches with duplicates and 1 without.
-    for dup in (True, False):
+    for dup in (True, False) if not args.default_only else (False,):
         for until in (False, True):
-            for budget in (100, 150, 200):
+            for budget in (100, 150, 200) if not args.default_only else (200,):
                 if until and budget == 100:
                     continue
                 cfg = config("pairings", True, dup, mode="adaptive", budget=budget, until_settled=until,
