@@ -397,13 +397,17 @@ def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[R
     floor = FLOOR * fld.mean(widest * matches)
     # 1. Whoever fell behind plays first.
     fld.explore(matches, cap, floor)
+    behind = len(fld.tables)
     # 2. The undecided neighbour pairs, closest to a decision first, round robin.
     if per_focus and fld.planned < matches:
         v = judged if judged is not None else judge_field(config, entrants, results)[1]
         _focus(fld, v, min(matches, fld.planned + math.ceil(FOCUS * matches)), cap, config.schedule.top_k or None)
     # 3. The rest explores.
     fld.explore(matches, cap)
-    return tasks_of(config, fld.tables, round_no, start)
+    # Those behind first, the rest in a seeded order: a budget that cuts the round keeps its mix.
+    rest = fld.tables[behind:]
+    fld.rng.shuffle(rest)
+    return tasks_of(config, fld.tables[:behind] + rest, round_no, start)
 
 
 def _focus(fld: _Field, v: Verdict, until: int, cap: float, top_k: int | None) -> None:
