@@ -41,7 +41,10 @@ def test_duel_and_head_to_head() -> None:
     ({}, {"schedule": {"budget": 10}}, "adaptive"),
     ({}, {"schedule": {"mode": "adaptive", "budget": 0}}, "budget"),
     ({}, {"ratings": {"level": 1.5}}, "level"),
-    ({"ruleset": "fives", "players": 3, "format": "seatings"}, {"schedule": {"mode": "adaptive"}}, "fixed"),
+    ({}, {"schedule": {"mode": "adaptive", "tie_within": "45%"}}, "win rate"),
+    ({}, {"schedule": {"mode": "adaptive", "tie_within": -1}}, "tie_within"),
+    ({}, {"schedule": {"mode": "adaptive", "top_k": 4}}, "top_k"),
+    ({}, {"schedule": {"top_k": 2}}, "adaptive"),
 ])
 def test_new_keys_are_checked(event: dict[str, object], extra: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

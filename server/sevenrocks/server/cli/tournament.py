@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from ..events.config import ConfigError, EventConfig, config_warnings, default_config, load_config
+from ..events.config import ConfigError, EventConfig, config_warnings, default_config, load_config, tie_margin
 from ..check.run import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..check.preflight import PreflightFailed
@@ -119,15 +119,28 @@ def open_writer(db_path: Path, out_dir: Path) -> Store:
         raise BadInput(str(e)) from None
 
 
-def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> EventConfig:
-    """``config`` scheduled adaptively, with the command line's stopping rule."""
-    if config.make_ruleset().players != 4 or not config.make_ruleset().partnerships:
-        raise click.UsageError("--until-settled and --budget schedule Seven Rocks matchups adaptively; "
-                               f"event {config.name!r} is {config.ruleset}")
+def adaptive(config: EventConfig, until_settled: bool, budget: int | None,
+             tie_within: str | None = None, top_k: int | None = None) -> EventConfig:
+    """``config`` scheduled adaptively, with the command line's stopping rule, δ and top k."""
     s = config.schedule
+    try:
+        tie = s.tie_within if tie_within is None else tie_margin(
+            "--tie-within", _number_or_text(tie_within), config.make_ruleset().partnerships)
+    except ConfigError as e:
+        raise click.BadParameter(str(e), param_hint="--tie-within") from None
+    k = s.top_k if top_k is None else top_k
+    if k >= len(config.entrants):
+        raise click.BadParameter(f"{k} places of {len(config.entrants)} entrants; give fewer", param_hint="--top-k")
     s = dataclasses.replace(s, mode="adaptive", until_settled=until_settled or s.until_settled,
-                            budget=budget if budget is not None else s.budget)
+                            budget=budget if budget is not None else s.budget, tie_within=tie, top_k=k)
     return dataclasses.replace(config, schedule=s)
+
+
+def _number_or_text(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 @click.command("tournament")
@@ -148,6 +161,13 @@ def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> Ev
                    "(or the budget is spent).")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Adaptive events: at most this many matches (default: the config's, else 200).")
+@click.option("--tie-within", metavar="DELTA", default=None,
+              help="Adaptive events: call two neighbours tied when the evidence puts them within DELTA rating "
+                   "points (e.g. 1.0) or within a head-to-head win rate (e.g. 55%), so the event can end. "
+                   "Default: the config's [schedule] tie_within, else never.")
+@click.option("--top-k", type=click.IntRange(min=0), default=None, metavar="K",
+              help="Adaptive events: only the first K places matter (prizes): settle their order and the "
+                   "boundary below them, and spend the budget there (0: every place).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="PEM certificate chain; with --tls-key the referee serves TLS (remote entrants set SEVENROCKS_TLS_CA).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -167,7 +187,8 @@ def adaptive(config: EventConfig, until_settled: bool, budget: int | None) -> Ev
 def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurrency: int | None,
                cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None,
                replay: tuple[str, ...], until_settled: bool, budget: int | None, quiet: bool,
-               web_addr: str | None, web_token: str | None, sandbox_mode: str | None) -> None:
+               web_addr: str | None, web_token: str | None, sandbox_mode: str | None,
+               tie_within: str | None = None, top_k: int | None = None) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -190,6 +211,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament examples/event.toml --cluster tcp://10.0.0.5:8786
       sevenrocks tournament league.toml --listen 0.0.0.0:50051 --tls-cert cert.pem --tls-key key.pem
       sevenrocks tournament examples/event.toml --until-settled --budget 400
+      sevenrocks tournament field.toml --until-settled --top-k 8 --tie-within 55%
       sevenrocks tournament --web 127.0.0.1:8080           # watch it live in a browser
       sevenrocks tournament examples/event.toml --sandbox bwrap      # refuse to run uncontained
       sevenrocks leaderboard --db league.db --format md    # print it again later
@@ -208,8 +230,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     except ConfigError as e:
         raise BadInput(str(e)) from None
     config = with_options(config, concurrency, sandbox_mode)
-    if until_settled or budget is not None:
-        config = adaptive(config, until_settled, budget)
+    if until_settled or budget is not None or tie_within is not None or top_k is not None:
+        config = adaptive(config, until_settled, budget, tie_within, top_k)
     for warning in config_warnings(config):
         click.echo(f"warning: {warning}", err=True)
     web = parse_web(web_addr)

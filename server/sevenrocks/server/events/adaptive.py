@@ -1,13 +1,17 @@
 """Adaptive scheduling: play in rounds, and spend each new round where the order is least settled.
 
-Round 0 plays one deal of every matchup of the format. After each round the
-order-free fit (:mod:`.fit`) and the settled verdict (:mod:`.verdict`) are
-recomputed from the stored results; the next round adds ``round_deals`` deals of
-matchups, dealt round-robin over the neighbour pairs that are not settled yet (the
-least settled first), each to the matchup that best separates the pair (head to
-head when the format has it: A+A against B+B measures A − B twice as directly as
-A+X against B+Y). The event stops at the match budget, or, with
-``until_settled``, as soon as every neighbour pair is settled.
+The rounds are drawn by the field planner (:mod:`.planner`): round 0 is whole
+matchdays (every entrant plays equally often), and after each round the
+order-free fit (:mod:`..stats.fit`) and the verdict (:mod:`..stats.verdict`) are
+recomputed from the stored results, and the next round spends most of its
+matches on the neighbour pairs that are not decided yet (head to head where the
+format has it), the rest exploring. The event stops at the match budget, or,
+with ``until_settled``, as soon as every neighbour pair that matters (the first
+``top_k`` places, or all) is decided: ahead, or tied within ``tie_within``.
+
+Round sizes do not depend on the budget: the budget only cuts the round it falls
+in. So raising the budget of a finished event continues exactly as an event run
+with the larger budget from the start would have.
 
 Deterministic: a round is a pure function of the config (its seed names every
 deal) and the stored results of the rounds before it, so a resumed event replans
@@ -20,18 +24,35 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .config import EventConfig
-from ..stats.fit import Result, fit
-from .schedule import MatchTask, Matchup, matchup_tasks, partnership_matchups, ruleset_spec
-from ..stats.verdict import Neighbour, Verdict, verdict
+from .planner import judge_field, plan_round
+from .schedule import MatchTask, fingerprint
+from ..stats.fit import Result
+from ..stats.verdict import Verdict
+
+#: Bump when the planner's code changes what a config plays (part of the fingerprint).
+PLANNER_VERSION = 1
 
 
-def separation(matchup: Matchup, a: str, b: str) -> float:
-    """How directly one match of ``matchup`` measures a − b: |x · (e_a − e_b)| of its design."""
-    (p1, p2), (q1, q2) = matchup
-    x: dict[str, int] = {}
-    for name, sign in ((p1, 1), (p2, 1), (q1, -1), (q2, -1)):
-        x[name] = x.get(name, 0) + sign
-    return abs(x.get(a, 0) - x.get(b, 0))
+def round_size(config: EventConfig) -> int:
+    """Matches in a round after the first: ``round_deals`` head-to-head deals, and at least one
+    match per entrant (so a round of a large field reaches every entrant)."""
+    per_deal = 2 if config.duplicate else 1
+    return max(config.schedule.round_deals * per_deal, len(config.entrants))
+
+
+def first_size(config: EventConfig) -> int:
+    """Matches in round 0: about three per entrant, in whole matchdays."""
+    return min(round_size(config), 3 * len(config.entrants))
+
+
+def adaptive_fingerprint(config: EventConfig, first: Sequence[MatchTask]) -> str:
+    """What a resumed event must share: round 0 and every setting that shapes later rounds.
+
+    The budget and ``until_settled`` only decide when to stop, so they may change between runs.
+    """
+    s = config.schedule
+    return (f"{fingerprint(first)}-planner{PLANNER_VERSION}-{s.round_deals}-{config.ratings.level}"
+            f"-{s.tie_within:.6g}-{s.top_k}")
 
 
 @dataclass
@@ -39,68 +60,40 @@ class AdaptivePlan:
     """The rounds of one adaptive event, replanned from stored results."""
 
     config: EventConfig
-    matchups: list[Matchup] = field(init=False)
-    #: Deals of each matchup scheduled so far.
-    deals: dict[Matchup, int] = field(init=False)
+    #: Every task of the rounds planned so far (a round cut by the budget included whole).
     tasks: list[MatchTask] = field(init=False, default_factory=list)
     rounds: int = field(init=False, default=0)
     #: The verdict the last round was planned from (None before round 1).
     last: Verdict | None = field(init=False, default=None)
 
-    def __post_init__(self) -> None:
-        self.matchups = partnership_matchups(self.config)
-        self.deals = {m: 0 for m in self.matchups}
-        self._spec = ruleset_spec(self.config)
-
     @property
     def budget(self) -> int:
         return self.config.schedule.budget
 
-    def _add(self, matchup: Matchup, out: list[MatchTask]) -> bool:
-        new = matchup_tasks(self.config, self._spec, matchup, self.deals[matchup], len(self.tasks) + len(out))
-        if len(self.tasks) + len(out) + len(new) > self.budget:
-            return False
-        out.extend(new)
-        self.deals[matchup] += 1
-        return True
+    @property
+    def names(self) -> list[str]:
+        return [e.name for e in self.config.entrants]
 
     def first_round(self) -> list[MatchTask]:
-        """One deal of every matchup (as many as the budget allows)."""
-        out: list[MatchTask] = []
-        for m in self.matchups:
-            self._add(m, out)
-        return self._commit(out)
+        """Round 0: whole matchdays (the part within the budget)."""
+        return self._commit(plan_round(self.config, self.names, [], 0, first_size(self.config), start_index=0))
 
     def next_round(self, results: Sequence[Result]) -> list[MatchTask]:
         """The next round from the results of every task so far; [] when the event is over."""
-        names = [e.name for e in self.config.entrants]
-        v = verdict(fit(results, True, names), self.config.ratings.level)
-        self.last = v
-        if self.config.schedule.until_settled and v.settled:
+        if len(self.tasks) >= self.budget:
             return []
-        targets = sorted((n for n in v.neighbours if not n.settled), key=lambda n: (n.p_ahead, n.upper))
-        if not targets:
-            targets = sorted(v.neighbours, key=lambda n: (n.p_ahead, n.upper))
-        out: list[MatchTask] = []
-        for i in range(self.config.schedule.round_deals):
-            matchup = self._best(targets[i % len(targets)]) if targets else None
-            if matchup is None or not self._add(matchup, out):
-                break
-        return self._commit(out)
-
-    def _best(self, pair: Neighbour) -> Matchup | None:
-        scored = [(separation(m, pair.upper, pair.lower), m) for m in self.matchups]
-        best = max((s for s, _ in scored), default=0.0)
-        if best == 0:
-            return None
-        # Among the most direct matchups, the one with the fewest deals so far (then schedule order).
-        return min((m for s, m in scored if s == best), key=lambda m: self.deals[m])
+        _, v = judge_field(self.config, self.names, results)
+        self.last = v
+        if self.config.schedule.until_settled and v.decided:
+            return []
+        return self._commit(plan_round(self.config, self.names, results, self.rounds, round_size(self.config),
+                                       start_index=len(self.tasks), judged=v))
 
     def _commit(self, out: list[MatchTask]) -> list[MatchTask]:
         self.tasks.extend(out)
         if out:
             self.rounds += 1
-        return out
+        return [t for t in out if t.index < self.budget]
 
 
 def result_of(seats: Sequence[str], ranks: Sequence[int], group: str) -> Result:
@@ -111,13 +104,13 @@ def replay_rounds(config: EventConfig, lookup: Callable[[str], Result | None]) -
     """Replan the rounds already complete in the store; returns the plan and the round to play now.
 
     ``lookup(match_id)`` is the stored result of a match, or None. The round returned
-    is the first with a match not stored ([] when the event is over).
+    (its part within the budget) is the first with a match not stored ([] when the
+    event is over).
     """
     plan = AdaptivePlan(config)
     current = plan.first_round()
     while current:
-        found = [lookup(t.match_id) for t in current]
-        if any(r is None for r in found):
+        if any(lookup(t.match_id) is None for t in current):
             return plan, current
         current = plan.next_round([r for r in (lookup(t.match_id) for t in plan.tasks) if r is not None])
     return plan, []

@@ -116,8 +116,14 @@ class ScheduleSettings:
     budget: int = 200
     #: Adaptive: deals of matchups added per round after the first.
     round_deals: int = 8
-    #: Adaptive: stop as soon as every neighbour pair is settled.
+    #: Adaptive: stop as soon as every neighbour pair that matters is decided (ahead, or tied within δ).
     until_settled: bool = False
+    #: δ in rating points: a neighbour pair whose always-valid interval lies inside (−δ, δ) is
+    #: *tied* (decided). 0: ties are never claimed. Given as a number or as a win rate ("55%").
+    tie_within: float = 0.0
+    #: Only the first ``top_k`` places matter (prizes): the verdict and the planner look at
+    #: their order and the boundary below them. 0: every place.
+    top_k: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +178,8 @@ class EventConfig:
             "head_to_head": self.head_to_head, "candidates": list(self.candidates),
             "preflight": self.preflight,
             "schedule": {"mode": self.schedule.mode, "budget": self.schedule.budget,
-                         "round_deals": self.schedule.round_deals, "until_settled": self.schedule.until_settled},
+                         "round_deals": self.schedule.round_deals, "until_settled": self.schedule.until_settled,
+                         "tie_within": self.schedule.tie_within, "top_k": self.schedule.top_k},
             "time": {"per_move_ms": self.time.per_move_ms, "bank_ms": self.time.bank_ms,
                      "connect_timeout_s": self.time.connect_timeout_s},
             "faults": {"kind": self.faults.kind, "max_strikes": self.faults.max_strikes},
@@ -197,7 +204,7 @@ EVENT_KEYS = {
     "seed", "concurrency", "teams", "preflight", "head_to_head", "candidates",
 }
 TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots", "schedule", "sandbox"}
-SCHEDULE_KEYS = {"mode", "budget", "round_deals", "until_settled"}
+SCHEDULE_KEYS = {"mode", "budget", "round_deals", "until_settled", "tie_within", "top_k"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env", "protocol"}
 #: How a launched entrant's program talks: gRPC itself, or JSON lines through the stdio adapter.
 PROTOCOLS = ("grpc", "stdio")
@@ -395,7 +402,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     level = float(_get(f"{source}: [ratings]", rt, "level", (int, float), 0.95))
     if not math.isfinite(level) or not 0.5 < level < 1:
         raise ConfigError(f"{source}: [ratings].level: {level} is not a probability in (0.5, 1), e.g. 0.95")
-    schedule = _schedule(f"{source}: [schedule]", _get(source, data, "schedule", dict, {}))
+    schedule = _schedule(f"{source}: [schedule]", _get(source, data, "schedule", dict, {}),
+                         make_ruleset(ruleset, players, target, round_cap).partnerships)
 
     bt = _get(source, data, "bots", dict, {})
     wb = f"{source}: [bots]"
@@ -460,9 +468,9 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
                           "not all of them (the rest are the field)")
     if cands_raw and fmt != "gauntlet":
         raise ConfigError(f"{w}.candidates: only used with format = \"gauntlet\" (the format is {fmt!r})")
-    if schedule.mode == "adaptive" and ruleset != SEVEN_ROCKS:
-        raise ConfigError(f"{source}: [schedule].mode: \"adaptive\" schedules Seven Rocks matchups; "
-                          f"a {ruleset} event is \"fixed\"")
+    if schedule.top_k >= len(entrants):
+        raise ConfigError(f"{source}: [schedule].top_k: {schedule.top_k} places of {len(entrants)} entrants; "
+                          f"give fewer than {len(entrants)} (0: every place)")
 
     return EventConfig(
         name=name, entrants=entrants, ruleset=ruleset, players=players, target=target,
@@ -475,7 +483,25 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     )
 
 
-def _schedule(where: str, raw: Mapping[str, Any]) -> ScheduleSettings:
+def tie_margin(where: str, value: Any, partnerships: bool) -> float:
+    """δ in rating points from a number (rating points) or a head-to-head win rate such as "55%"."""
+    from ..stats.verdict import margin_of_win_rate
+
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            rate = float(value.strip()[:-1]) / 100
+        except ValueError:
+            rate = math.nan
+        if not 0.5 <= rate < 1:
+            raise ConfigError(f"{where}: {value!r} is not a win rate from 50% to below 100%, e.g. \"55%\"")
+        return margin_of_win_rate(rate, partnerships)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{where}: expected rating points (e.g. 1.0) or a win rate (e.g. \"55%\"), got {value!r}")
+    _within(where, value, 0, 50, "rating points from 0 to 50, or a win rate such as \"55%\"")
+    return float(value)
+
+
+def _schedule(where: str, raw: Mapping[str, Any], partnerships: bool = True) -> ScheduleSettings:
     _check_keys(where, raw, SCHEDULE_KEYS)
     mode = _get(where, raw, "mode", str, "fixed")
     if mode not in ("fixed", "adaptive"):
@@ -485,9 +511,13 @@ def _schedule(where: str, raw: Mapping[str, Any]) -> ScheduleSettings:
     round_deals = _get(where, raw, "round_deals", int, 8)
     _positive(f"{where}.round_deals", round_deals)
     until = _get(where, raw, "until_settled", bool, False)
-    if mode == "fixed" and ("budget" in raw or "round_deals" in raw or until):
-        raise ConfigError(f"{where}: budget, round_deals and until_settled need mode = \"adaptive\"")
-    return ScheduleSettings(mode, budget, round_deals, until)
+    tie = tie_margin(f"{where}.tie_within", raw["tie_within"], partnerships) if "tie_within" in raw else 0.0
+    top_k = _get(where, raw, "top_k", int, 0)
+    _within(f"{where}.top_k", top_k, 0, 10**6, "a number of places, 0 for all")
+    if mode == "fixed" and (set(raw) & {"budget", "round_deals", "tie_within", "top_k"} or until):
+        raise ConfigError(f"{where}: budget, round_deals, until_settled, tie_within and top_k need "
+                          "mode = \"adaptive\"")
+    return ScheduleSettings(mode, budget, round_deals, until, tie, top_k)
 
 
 

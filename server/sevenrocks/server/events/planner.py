@@ -1,65 +1,460 @@
-"""The field planner (provisional): which tables a league plays next.
+"""The field planner: each round's tables drawn for a field of any size, never enumerating matchups.
 
-A stand-in with the agreed entry point :func:`plan_round` until the field planner
-replaces this file: balanced random tables drawn with a seeded generator over the
-active field. Within a round every entrant sits at as many tables as the others
-(the fewest so far first); an entrant with fewer than :data:`PLACEMENT` stored
-matches is seated first, so a newcomer plays at once against a random spread of the
-field. Pure and deterministic: the same arguments give the same tables.
+A round is a list of *tables*: four seats in two partnerships (A+B against C+D),
+head to head (A+A against B+B) where the format has it, two fixed teams, or a
+fives group of ``players``. Each table is played in a balanced set of seatings
+(both cyclic orders of a partnership table, both seat orders head to head, every
+rotation of a fives group), so no entrant's seat decides its result.
+
+- **Round 0** (nothing played yet) is whole *matchdays*: every entrant sits at
+  exactly one table per matchday (a few matchdays when the field does not divide
+  into tables), so every entrant plays the same number of matches.
+- **Later rounds** spend most of the round (:data:`FOCUS`) on neighbour pairs of
+  the fit's order that the verdict has not decided (head to head where the
+  format has it: A+A against B+B measures A − B four times as sharply as a
+  pairings match), those closest to a decision first; the rest explores: the
+  least-exposed entrants at tables with the partners and opponents they met
+  least.
+- **Equal exposure**: an entrant is never given a table that would take it above
+  :data:`CAP` times the mean number of matches, and entrants below :data:`FLOOR`
+  times the mean are seated first, so every entrant stays within 0.5x–2x of the
+  mean whatever it is called or where it is listed (ties are broken by a seeded
+  hash of the name, never by list order).
+
+Deterministic: a round is a pure function of the config (its seed), the active
+field, the stored results and the round number, so a resumed event (or one run on
+a Dask cluster) replans exactly the rounds it played. Planning costs O(matches in
+the round) plus one fit of the results.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
-from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Iterable, Sequence
 
 from .config import EventConfig
-from .schedule import MatchTask, deal_seed, ruleset_spec
-from ..stats.fit import Result
+from .schedule import MatchTask, RulesetSpec, deal_seed, ruleset_spec
+from ..stats.fit import Fit, Result, fit
+from ..stats.intervals import derive_seed
+from ..stats.verdict import Neighbour, Verdict, half_width, verdict
 
-#: Below this many stored matches an entrant is "being placed" and seated first.
-PLACEMENT = 8
+#: Share of a later round's matches spent on undecided neighbour pairs; the rest explores.
+FOCUS = 2 / 3
+#: No table takes an entrant above CAP x the mean matches (the promise is 2x) ...
+CAP = 1.9
+#: ... and entrants below FLOOR x the mean are seated first (the promise is 0.5x).
+FLOOR = 0.55
+#: How far ahead in the queue a table looks for partners and opponents met least.
+WINDOW = 6
+
+Side = tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One table of a round: its sides (partnerships or teams) or, in fives, one player per side.
+
+    ``kind``: ``pairs`` (two partnerships of distinct entrants), ``h2h`` (A+A against
+    B+B), ``teams`` (two fixed teams) or ``group`` (fives).
+    """
+
+    kind: str
+    sides: tuple[Side, ...]
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(n for side in self.sides for n in side))
+
+
+def _rotate(seats: Sequence[str], k: int = 1) -> tuple[str, ...]:
+    n = len(seats)
+    return tuple(seats[(i - k) % n] for i in range(n))
+
+
+def seatings(table: Table, duplicate: bool) -> list[list[tuple[str, ...]]]:
+    """The matches of a table, grouped by deal: each inner list shares one deal (a duplicate group).
+
+    Partnerships: both cyclic orders (A C B D and A D B C), each a deal of its own,
+    replayed with every player moved one seat (duplicate). Head to head: both seat
+    orders (A B A B, B A B A), one deal replayed with duplicates, two deals without.
+    Fives: every rotation of the group's order, one deal with duplicates, one each without.
+    Every member plays every match of its table.
+    """
+    if table.kind == "group":
+        order = tuple(side[0] for side in table.sides)
+        rotations = [_rotate(order, k) for k in range(len(order))]
+        return [rotations] if duplicate else [[r] for r in rotations]
+    (a, b), (c, d) = table.sides
+    if table.kind == "h2h":
+        both: list[tuple[str, ...]] = [(a, c, a, c), (c, a, c, a)]
+        return [both] if duplicate else [[s] for s in both]
+    orders: list[tuple[str, ...]] = [(a, c, b, d), (a, d, b, c)]
+    return [[o, _rotate(o)] if duplicate else [o] for o in orders]
+
+
+def table_matches(kind: str, players: int, duplicate: bool) -> int:
+    """Matches in one table of ``kind`` (every member plays all of them)."""
+    if kind == "group":
+        return players
+    if kind == "h2h":
+        return 2
+    return 4 if duplicate else 2
+
+
+def tasks_of(config: EventConfig, tables: Sequence[Table], round_no: int, start: int,
+             spec: RulesetSpec | None = None) -> list[MatchTask]:
+    """The tables of round ``round_no`` as match tasks, indexed from ``start``.
+
+    Ids and groups name the round and the table (``<event>-r007t012-a.b.c.d``), so
+    rounds never collide, whatever field played them; every task of the round has
+    ``deal = round_no`` (the executor's fresh-process batches are per round).
+    """
+    spec = spec or ruleset_spec(config)
+    out: list[MatchTask] = []
+    for t, table in enumerate(tables):
+        for k, group_seats in enumerate(seatings(table, config.duplicate)):
+            group = f"r{round_no}t{t}o{k}"
+            seed = deal_seed(config.seed, round_no, group)
+            for seats in group_seats:
+                mid = f"{config.name}-r{round_no:03d}t{t:03d}-{'.'.join(seats)}"
+                out.append(MatchTask(config.name, mid, spec, seed, seats, start + len(out), round_no, group))
+    return out
+
+
+# ---------------------------------------------------------------------- the field
+
+
+@dataclass
+class _Format:
+    """What a table may look like in this event's format."""
+
+    #: Table kinds that explore, taken in turn.
+    explore: tuple[str, ...]
+    #: The kind that separates an undecided neighbour pair (or "" when none can).
+    focus: str
+    #: Seats per table per kind, counted in units (entrants, or teams).
+    size: dict[str, int]
+    players: int
+
+
+def _format_of(config: EventConfig) -> _Format:
+    rs = config.make_ruleset()
+    if not rs.partnerships:
+        return _Format(("group",), "group", {"group": rs.players}, rs.players)
+    if config.format in ("self", "duel"):
+        return _Format(("h2h",), "h2h", {"h2h": 2}, 4)
+    if config.format == "teams":
+        return _Format(("teams",), "teams", {"teams": 2}, 4)
+    if config.format == "gauntlet":
+        return _Format(("pairs", "h2h"), "h2h", {"pairs": 3, "h2h": 1}, 4)  # field units besides a candidate
+    if config.head_to_head:
+        return _Format(("pairs", "h2h"), "h2h", {"pairs": 4, "h2h": 2}, 4)
+    return _Format(("pairs",), "pairs", {"pairs": 4}, 4)
+
+
+class _Field:
+    """The state a round is planned from: who played how much, and with whom."""
+
+    def __init__(self, config: EventConfig, entrants: Sequence[str], results: Iterable[Result], round_no: int) -> None:
+        self.config = config
+        self.form = _format_of(config)
+        self.rng = random.Random(derive_seed("sevenrocks-planner", config.seed, round_no))
+        self.names = list(entrants)
+        active = set(self.names)
+        self.teams: dict[str, Side] = {}
+        if config.format == "teams":
+            self.teams = {"+".join(t): t for t in config.teams if set(t) <= active}
+        self.candidates = [c for c in config.candidates if c in active] if config.format == "gauntlet" else []
+        field = [n for n in self.names if n not in self.candidates]
+        self.units = list(self.teams) if self.teams else field
+        #: A seeded tie-break per unit: list order and names never decide who plays.
+        self.lot = {u: derive_seed("sevenrocks-lot", config.seed, round_no, u) for u in self.units + self.candidates}
+        self.exposure: Counter[str] = Counter({n: 0 for n in self.names})
+        self.met: Counter[tuple[str, str]] = Counter()
+        for r in results:
+            seats = [s for s in dict.fromkeys(r.seats) if s in active]
+            for s in seats:
+                self.exposure[s] += 1
+            for i, a in enumerate(seats):
+                for b in seats[i + 1:]:
+                    self.met[(a, b) if a < b else (b, a)] += 1
+        self.tables: list[Table] = []
+        #: The active field by fitted strength (set when a round focuses).
+        self.order: list[str] = []
+        self.planned = 0
+        self.turn = 0
+
+    # -- exposure ------------------------------------------------------------------
+
+    def unit_exposure(self, unit: str) -> int:
+        return self.exposure[self.teams[unit][0]] if self.teams else self.exposure[unit]
+
+    def mean(self, extra: float = 0.0) -> float:
+        """Mean matches per field entrant once ``extra`` more entrant-matches are played."""
+        field = [n for n in self.names if n not in self.candidates]
+        return (sum(self.exposure[n] for n in field) + extra) / max(1, len(field))
+
+    def met_with(self, unit: str, others: Iterable[str]) -> int:
+        return sum(self.met[(unit, o) if unit < o else (o, unit)] for o in others)
+
+    def add(self, table: Table) -> None:
+        per = table_matches(table.kind, self.form.players, self.config.duplicate)
+        members = table.members
+        for m in members:
+            self.exposure[m] += per
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                self.met[(a, b) if a < b else (b, a)] += per
+        self.tables.append(table)
+        self.planned += per
+
+    # -- tables --------------------------------------------------------------------
+
+    def next_kind(self) -> str:
+        kind = self.form.explore[self.turn % len(self.form.explore)]
+        self.turn += 1
+        return kind
+
+    def take(self, queue: list[str], size: int) -> list[str] | None:
+        """``size`` distinct units from the front of ``queue``: the first, then those it met least."""
+        if not queue:
+            return None
+        chosen = [queue.pop(0)]
+        while len(chosen) < size:
+            window = [(i, u) for i, u in enumerate(queue[:WINDOW]) if u not in chosen]
+            if not window:
+                queue[:0] = chosen
+                return None
+            i, u = min(window, key=lambda iu: (self.met_with(iu[1], chosen), iu[0]))
+            chosen.append(queue.pop(i))
+        return chosen
+
+    def build(self, kind: str, units: list[str]) -> Table:
+        """A table of ``kind`` for ``units`` (plus a candidate in a gauntlet), partners met least."""
+        if self.teams:
+            return Table("teams", tuple(self.teams[u] for u in units))
+        if self.form.explore == ("group",):
+            return Table("group", tuple((u,) for u in units))
+        if self.candidates:
+            cand = min(self.candidates, key=lambda c: (self.exposure[c], self.lot[c]))
+            units = [cand, *units]
+        if kind == "h2h":
+            a, b = units
+            return Table("h2h", ((a, a), (b, b)))
+        a, b, c, d = units
+        # The split of four into two partnerships whose partners met least; a candidate keeps a partner.
+        splits = [((a, b), (c, d)), ((a, c), (b, d)), ((a, d), (b, c))]
+        p, q = min(splits, key=lambda s: self.met_with(s[0][0], [s[0][1]]) + self.met_with(s[1][0], [s[1][1]]))
+        if self.rng.random() < 0.5:
+            p = (p[1], p[0]) if not self.candidates else p
+        return Table("pairs", (p, q))
+
+    def queue(self, limit: float = math.inf) -> list[str]:
+        """Units by exposure (least first), a seeded lot breaking ties; those at ``limit`` left out."""
+        units = [u for u in self.units if self.unit_exposure(u) < limit]
+        return sorted(units, key=lambda u: (self.unit_exposure(u), self.lot[u]))
+
+    def matchdays(self, matches: int) -> None:
+        """Round 0: whole matchdays, each seating every unit exactly as often as every other."""
+        n = len(self.units)
+        while True:
+            kind = self.next_kind()
+            size = self.form.size[kind]
+            passes = size // math.gcd(n, size)
+            before = (len(self.tables), self.planned, Counter(self.exposure), Counter(self.met))
+            queue: list[str] = []
+            for _ in range(passes):
+                perm = sorted(self.units, key=lambda u: self.lot[u])
+                self.rng.shuffle(perm)
+                queue += perm
+            complete = self._seat_all(kind, queue, size)
+            if not complete:  # a field too small for this kind: undo, try the other
+                del self.tables[before[0]:]
+                self.planned, self.exposure, self.met = before[1], before[2], before[3]
+                if len(self.form.explore) == 1 or self.turn > 4:
+                    return
+                continue
+            if self.planned > matches and before[0] > 0:  # one matchday too many: the round ends before it
+                del self.tables[before[0]:]
+                self.planned, self.exposure, self.met = before[1], before[2], before[3]
+                return
+            if self.planned == matches:
+                return
+
+    def _seat_all(self, kind: str, queue: list[str], size: int) -> bool:
+        tables: list[list[str]] = []
+        while queue:
+            units = self.take(queue, size)
+            if units is None:
+                units = self._repair(tables, queue[:size], size)
+                del queue[:size]
+                if units is None:
+                    return False
+            tables.append(units)
+        for units in tables:
+            self.add(self.build(kind, units))
+        return True
+
+    @staticmethod
+    def _repair(tables: list[list[str]], last: list[str], size: int) -> list[str] | None:
+        """``last`` repeats a unit: swap the repeats with members of tables already drawn."""
+        if len(last) < size:
+            return None
+        for i in range(len(last)):
+            if last[i] not in last[:i]:
+                continue
+            for t in tables:
+                for j, u in enumerate(t):
+                    if u not in last and last[i] not in t:
+                        t[j], last[i] = last[i], u
+                        break
+                else:
+                    continue
+                break
+            else:
+                return None
+        return last
+
+    def explore(self, matches: int, limit: float = math.inf, below: float | None = None) -> None:
+        """Tables for the least-exposed units until ``matches`` are planned.
+
+        With ``below``, only until no unit is under ``below`` matches (those behind play first).
+        """
+        while self.planned < matches:
+            queue = self.queue(limit)
+            if below is not None and not any(self.unit_exposure(u) < below for u in queue):
+                return
+            added = False
+            while self.planned < matches:
+                if below is not None and (not queue or self.unit_exposure(queue[0]) >= below):
+                    break
+                kind = self.next_kind()
+                if self.planned + table_matches(kind, self.form.players, self.config.duplicate) > matches:
+                    kind = min(self.form.explore, key=lambda k: table_matches(k, self.form.players,
+                                                                              self.config.duplicate))
+                    if self.planned + table_matches(kind, self.form.players, self.config.duplicate) > matches:
+                        return
+                units = self.take(queue, self.form.size[kind])
+                if units is None:
+                    break
+                self.add(self.build(kind, units))
+                added = True
+            if not added:
+                return
+
+
+def _targets(v: Verdict, top_k: int | None) -> list[Neighbour]:
+    """Undecided pairs that matter, closest to a decision first; with top_k, then the pairs below it."""
+    def distance(n: Neighbour) -> float:
+        d, w = (n.low + n.high) / 2, (n.high - n.low) / 2
+        room = max(abs(d), v.margin - abs(d))
+        return w / room if room > 0 else math.inf
+
+    undecided = [n for n in v.considered if not n.decided]
+    out = sorted(undecided, key=lambda n: (distance(n), n.upper, n.lower))
+    if top_k is not None:
+        out += [n for n in v.neighbours[top_k:top_k + top_k] if not n.decided]
+    return out
+
+
+def judge_field(config: EventConfig, entrants: Sequence[str], results: Sequence[Result]) -> tuple[Fit, Verdict]:
+    """The fit of every result and the verdict on the active field's order."""
+    f = fit(results, config.make_ruleset().partnerships, list(entrants))
+    active = set(entrants)
+    order = [n for n in sorted(f.names, key=lambda n: (-f.theta[f.index(n)], n)) if n in active]
+    s = config.schedule
+    return f, verdict(f, config.ratings.level, order, s.tie_within, s.top_k or None)
 
 
 def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[Result],
-               round_no: int, matches: int) -> list[MatchTask]:
-    """About ``matches`` matches over ``entrants`` (whole duplicate groups); ids unique per round and table."""
-    rs = config.make_ruleset()
-    names = sorted(set(entrants))
-    seats_per_table = rs.players
-    if len(names) < (2 if rs.partnerships else seats_per_table):
+               round_no: int, matches: int, *, start_index: int | None = None,
+               judged: Verdict | None = None) -> list[MatchTask]:
+    """The tables of round ``round_no`` for the active field ``entrants``, as match tasks.
+
+    Pure and deterministic: the same config, field, results (in any order) and
+    round number give the same tasks. ``matches`` is the size of the round: at most
+    that many tasks, except that round 0 (no result of the field yet) is whole
+    matchdays, at least one, so that every entrant plays equally often. Indexes
+    start at ``start_index`` (default ``len(results)``). ``judged`` is the verdict
+    on ``results`` when the caller has it already (:func:`judge_field`).
+    """
+    fld = _Field(config, entrants, results, round_no)
+    start = len(results) if start_index is None else start_index
+    if len(fld.units) < 2 or matches <= 0:
         return []
-    rng = random.Random(f"{config.seed}/{round_no}")
-    played = Counter(n for r in results for n in set(r.seats))
-    spec = ruleset_spec(config)
-    tasks: list[MatchTask] = []
-    seated: Counter[str] = Counter()
-    table = 0
-    while len(tasks) < matches:
-        distinct = min(len(names), 4 if rs.partnerships else seats_per_table)
-        order = sorted(names, key=lambda n: (played[n] >= PLACEMENT, seated[n], rng.random()))
-        chosen = order[:distinct]
-        seated.update(chosen)
-        rng.shuffle(chosen)
-        if rs.partnerships:
-            if distinct == 4:
-                a, b, c, d = chosen
-            elif distinct == 3:
-                a, c, d = chosen  # one entrant partnered with itself against a pair
-                b = a
-            else:
-                a, c = chosen
-                b, d = a, c
-            seating: tuple[str, ...] = (a, c, b, d)
-        else:
-            seating = tuple(chosen)
-        group = f"r{round_no}-t{table}"
-        seed = deal_seed(config.seed, round_no, group)
-        n = len(seating)
-        for k in range(2 if config.duplicate else 1):
-            seats = seating if k == 0 else tuple(seating[(i - 1) % n] for i in range(n))
-            match_id = f"{config.name}-r{round_no:05d}-t{table:02d}-{k}"
-            tasks.append(MatchTask(config.name, match_id, spec, seed, seats, len(tasks), round_no, group))
-        table += 1
-    return tasks
+    if all(fld.exposure[n] == 0 for n in fld.names):
+        fld.matchdays(matches)
+        return tasks_of(config, fld.tables, round_no, start)
+    form = fld.form
+    per_focus = table_matches(form.focus, form.players, config.duplicate) if form.focus else 0
+    # Entrant-matches this round lies between 2 and 4 (or players) per match: the cap uses the
+    # low end and the floor the high end, so neither bound is crossed by a wrong guess.
+    widest = max(form.players if k == "group" else 4 for k in form.explore)
+    cap = CAP * fld.mean(2 * matches)
+    floor = FLOOR * fld.mean(widest * matches)
+    # 1. Whoever fell behind plays first.
+    fld.explore(matches, cap, floor)
+    behind = len(fld.tables)
+    # 2. The undecided neighbour pairs, closest to a decision first, round robin.
+    if per_focus and fld.planned < matches:
+        v = judged if judged is not None else judge_field(config, entrants, results)[1]
+        _focus(fld, v, min(matches, fld.planned + math.ceil(FOCUS * matches)), cap, config.schedule.top_k or None)
+    # 3. The rest explores.
+    fld.explore(matches, cap)
+    # Those behind first, the rest in a seeded order: a budget that cuts the round keeps its mix.
+    rest = fld.tables[behind:]
+    fld.rng.shuffle(rest)
+    return tasks_of(config, fld.tables[:behind] + rest, round_no, start)
+
+
+def _focus(fld: _Field, v: Verdict, until: int, cap: float, top_k: int | None) -> None:
+    per = table_matches(fld.form.focus, fld.form.players, fld.config.duplicate)
+    fld.order = list(v.order)
+    targets = [t for t in (_focus_table(fld, n) for n in _targets(v, top_k)) if t is not None]
+    while targets and fld.planned + per <= until:
+        placed = False
+        for table in targets:
+            if fld.planned + per > until:
+                return
+            # A gauntlet's candidates meet the whole field: only the field is held to the cap.
+            if all(fld.exposure[m] + per <= cap for m in table.members if m not in fld.candidates):
+                fld.add(table)
+                placed = True
+        if not placed:
+            return
+
+
+def _focus_table(fld: _Field, pair: Neighbour) -> Table | None:
+    """The table that separates ``pair`` most directly in this format, or None."""
+    a, b = pair.upper, pair.lower
+    form = fld.form
+    if form.focus == "teams":
+        ta = next((u for u, t in fld.teams.items() if a in t), None)
+        tb = next((u for u, t in fld.teams.items() if b in t), None)
+        return None if ta is None or tb is None or ta == tb else Table("teams", (fld.teams[ta], fld.teams[tb]))
+    if fld.candidates and a not in fld.candidates and b not in fld.candidates:
+        return None
+    if form.focus == "h2h":
+        return Table("h2h", ((a, a), (b, b)))
+    # Pairings without head to head, or fives: the pair plus the entrants ranked nearest to it.
+    near = _nearest(pair, [n for n in fld.names if n not in (a, b)], fld)
+    if form.focus == "group":
+        need = form.players - 2
+        if len(near) < need:
+            return None
+        members = [a, b, *near[:need]]
+        fld.rng.shuffle(members)
+        return Table("group", tuple((m,) for m in members))
+    if len(near) < 2:
+        return None
+    return Table("pairs", ((a, near[0]), (b, near[1])))
+
+
+def _nearest(pair: Neighbour, others: list[str], fld: _Field) -> list[str]:
+    """Other entrants by how close their rank in the fit's order is to the pair's."""
+    rank = {n: i for i, n in enumerate(fld.order)}
+    centre = (rank.get(pair.upper, 0) + rank.get(pair.lower, 0)) / 2
+    return sorted(others, key=lambda n: (abs(rank.get(n, 0) - centre), fld.lot.get(n, 0)))

@@ -648,6 +648,13 @@ class Store:
         with self.transaction():
             self.db.execute("UPDATE events SET finished_at = ? WHERE event_id = ?", (time.time(), event_id))
 
+    def set_total(self, event_id: str, total: int, reopen: bool = False) -> None:
+        """Record an adaptive event's budget in force; ``reopen`` marks a finished event as running again."""
+        with self.transaction():
+            self.db.execute("UPDATE events SET total = ? WHERE event_id = ?", (total, event_id))
+            if reopen:
+                self.db.execute("UPDATE events SET finished_at = NULL WHERE event_id = ?", (event_id,))
+
     def events(self) -> list[EventInfo]:
         rows = self.db.execute(
             "SELECT e.event_id, e.ordinal, e.ruleset, e.players, e.total, e.config, e.finished_at, "

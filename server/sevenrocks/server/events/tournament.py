@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..referee.dealguard import DealGuard
-from .adaptive import AdaptivePlan, replay_rounds, result_of
+from .adaptive import AdaptivePlan, adaptive_fingerprint, replay_rounds, result_of
 from .config import EventConfig
 from .executor import Executor
 from .identity import digest, entrant_identity
@@ -281,8 +281,23 @@ class AdaptiveRounds:
 
     @staticmethod
     def fingerprint(config: EventConfig) -> str:
-        first = AdaptivePlan(config).first_round()
-        return fingerprint(first) + f"-adaptive-{config.schedule.round_deals}-{config.ratings.level}"
+        planned = AdaptivePlan(config)
+        planned.first_round()
+        return adaptive_fingerprint(config, planned.tasks)
+
+    def resume(self, run: Run) -> None:
+        """A finished event run again with a larger budget continues where it stopped.
+
+        Round sizes do not depend on the budget (it only cuts the round it lands in), so
+        the rounds replayed from the store end in a round with matches still to play
+        exactly when the budget was raised. The stored total is the budget in force.
+        """
+        assert run.results is not None
+        left = any(t.match_id not in run.results for t in self.current)
+        if run.plan.was_finished and (run.plan.withdrawn or not left):
+            return
+        run.store.set_total(run.config.name, run.config.schedule.budget, reopen=run.plan.was_finished)
+        run.plan.was_finished = False
 
     async def plan(self, run: Run) -> Iterable[MatchTask] | None:
         if run.plan.was_finished or run.plan.withdrawn or not self.current:
@@ -305,7 +320,8 @@ class AdaptiveRounds:
         if missing:
             raise RuntimeError(f"round {self.schedule.rounds} of event {run.config.name!r} left {len(missing)} "
                                f"matches unplayed (e.g. {missing[0]}); run the event again to resume")
-        self.current = self.schedule.next_round([results[t.match_id] for t in self.schedule.tasks])
+        self.current = self.schedule.next_round([results[t.match_id] for t in self.schedule.tasks
+                                                 if t.match_id in results])
 
     def finish(self, run: Run) -> None:
         if not run.plan.was_finished:
@@ -348,7 +364,12 @@ async def run_event(
         run.guard = guard
         guard.stored(store.done_ids(config.name))
     assert run.results is not None or not adaptive
-    rounds: Rounds = AdaptiveRounds(config, run.results) if run.results is not None else FixedRounds(config, store)
+    rounds: Rounds
+    if run.results is not None:
+        rounds = AdaptiveRounds(config, run.results)
+        rounds.resume(run)
+    else:
+        rounds = FixedRounds(config, store)
     return await run_loop(run, rounds)
 
 

@@ -19,8 +19,8 @@ deal and its seat exchange): matches on the same deal are not independent, and a
 partnership is not always the sum of its bots, so the model's own σ alone would
 claim more certainty than the data carry.
 
-Pure Python: the models have a handful of parameters and Newton's method converges
-in a few steps.
+Linear algebra from numpy/scipy: Newton's method converges in a few steps, each one
+Cholesky factorisation.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
+
+import numpy as np
+from scipy import linalg, special
 
 from .ratings import Rating, pair_name
 
@@ -131,91 +134,72 @@ def _sparse(x: dict[int, float]) -> tuple[tuple[int, float], ...]:
     return tuple(sorted((k, v) for k, v in x.items() if v != 0))
 
 
-def _solve(a: list[list[float]], b: list[float]) -> list[float]:
-    """Solve a x = b for a symmetric positive definite ``a`` (Cholesky)."""
-    n = len(b)
-    L = [[0.0] * n for _ in range(n)]
-    for i in range(n):
-        for j in range(i + 1):
-            s = a[i][j] - sum(L[i][k] * L[j][k] for k in range(j))
-            L[i][j] = math.sqrt(max(s, 1e-300)) if i == j else s / L[j][j]
-    y = [0.0] * n
-    for i in range(n):
-        y[i] = (b[i] - sum(L[i][k] * y[k] for k in range(i))) / L[i][i]
-    x = [0.0] * n
-    for i in reversed(range(n)):
-        x[i] = (y[i] - sum(L[k][i] * x[k] for k in range(i + 1, n))) / L[i][i]
-    return x
-
-
-def _inverse(a: list[list[float]]) -> list[list[float]]:
-    n = len(a)
-    cols = [_solve(a, [1.0 if i == j else 0.0 for i in range(n)]) for j in range(n)]
-    return [[cols[j][i] for j in range(n)] for i in range(n)]
-
-
-def _terms(z: float, y: float) -> tuple[float, float]:
-    """d/dz and -d²/dz² of y log Φ(z) + (1-y) log Φ(-z)."""
-    g = w = 0.0
-    if y > 0:
-        lam = phi(z) / max(Phi(z), 1e-300)
-        g += y * lam
-        w += y * lam * (lam + z)
-    if y < 1:
-        lam = phi(z) / max(Phi(-z), 1e-300)
-        g -= (1 - y) * lam
-        w += (1 - y) * lam * (lam - z)
+def _terms(z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """d/dz and -d²/dz² of y log Φ(z) + (1-y) log Φ(-z), elementwise and stable in the tails."""
+    lam_win = np.exp(-0.5 * z * z - 0.5 * math.log(2 * math.pi) - special.log_ndtr(z))
+    lam_loss = np.exp(-0.5 * z * z - 0.5 * math.log(2 * math.pi) - special.log_ndtr(-z))
+    g = y * lam_win - (1 - y) * lam_loss
+    w = y * lam_win * (lam_win + z) + (1 - y) * lam_loss * (lam_loss - z)
     return g, w
 
 
 def solve_map(comps: Sequence[Comparison], prior_var: Sequence[float], clusters: int,
               iterations: int = 50, tol: float = 1e-9) -> tuple[list[float], list[list[float]], list[list[float]]]:
-    """Newton's method on the log posterior; returns (θ, model covariance, robust covariance)."""
+    """Newton's method on the log posterior; returns (θ, model covariance, robust covariance).
+
+    numpy/scipy linear algebra: one Cholesky factorisation per Newton step, reused for
+    the covariance (no per-column refactorisation), and the cluster scores summed sparsely.
+    """
     n = len(prior_var)
     if n == 0:
         return [], [], []
-    theta = [0.0] * n
     # Identical comparisons are evaluated once: a 200-match event has a dozen kinds.
     kinds: dict[tuple[tuple[tuple[int, float], ...], float, float], int] = defaultdict(int)
+    kind_of: list[int] = []
+    index: dict[tuple[tuple[tuple[int, float], ...], float, float], int] = {}
     for c in comps:
-        kinds[(c.x, c.y, c.s)] += 1
-    hess: list[list[float]] = []
+        key = (c.x, c.y, c.s)
+        kinds[key] += 1
+        kind_of.append(index.setdefault(key, len(index)))
+    keys = list(index)
+    k = len(keys)
+    x = np.zeros((k, n))
+    for row, (xs, _, _) in enumerate(keys):
+        for col, v in xs:
+            x[row, col] += v
+    y = np.array([key[1] for key in keys])
+    s = np.array([key[2] for key in keys])
+    count = np.array([kinds[key] for key in keys], dtype=float)
+    inv_prior = 1 / np.asarray(prior_var, dtype=float)
+    theta = np.zeros(n)
+    factor = None
     for _ in range(iterations):
-        grad = [-theta[i] / prior_var[i] for i in range(n)]
-        hess = [[(1 / prior_var[i]) if i == j else 0.0 for j in range(n)] for i in range(n)]
-        for (x, y, s), count in kinds.items():
-            z = sum(v * theta[k] for k, v in x) / s
-            g, w = _terms(z, y)
-            g *= count / s
-            w *= count / (s * s)
-            for k, v in x:
-                grad[k] += g * v
-                row = hess[k]
-                for k2, v2 in x:
-                    row[k2] += w * v * v2
-        step = _solve(hess, grad)
-        theta = [t + d for t, d in zip(theta, step)]
-        if max(abs(d) for d in step) < tol:
+        g, w = _terms(x @ theta / s, y) if k else (np.zeros(0), np.zeros(0))
+        grad = -theta * inv_prior + x.T @ (g * count / s)
+        hess = np.diag(inv_prior) + (x.T * (w * count / (s * s))) @ x
+        factor = linalg.cho_factor(hess)
+        step = linalg.cho_solve(factor, grad)
+        theta = theta + step
+        if float(np.max(np.abs(step))) < tol:
             break
-    cov = _inverse(hess)
+    g, w = _terms(x @ theta / s, y) if k else (np.zeros(0), np.zeros(0))
+    hess = np.diag(inv_prior) + (x.T * (w * count / (s * s))) @ x
+    cov = linalg.cho_solve(linalg.cho_factor(hess), np.eye(n))
     # Sandwich: A^-1 (G/(G-1) Σ_c g_c g_cᵀ) A^-1 with one score vector per cluster.
-    scores: dict[int, list[float]] = defaultdict(lambda: [0.0] * n)
-    for c in comps:
-        z = sum(v * theta[k] for k, v in c.x) / c.s
-        g, _ = _terms(z, c.y)
-        acc = scores[c.cluster]
-        for k, v in c.x:
-            acc[k] += g * v / c.s
-    meat = [[0.0] * n for _ in range(n)]
-    for acc in scores.values():
-        for i in range(n):
-            if acc[i]:
-                for j in range(n):
-                    meat[i][j] += acc[i] * acc[j]
+    scores = np.zeros((max(clusters, 1), n))
+    if comps:
+        kind_arr = np.array(kind_of)
+        per = g[kind_arr] / s[kind_arr]
+        rows, cols, vals = [], [], []
+        for i, c in enumerate(comps):
+            for col, v in c.x:
+                rows.append(c.cluster)
+                cols.append(col)
+                vals.append(per[i] * v)
+        np.add.at(scores, (np.array(rows), np.array(cols)), np.array(vals))
     scale = clusters / (clusters - 1) if clusters > 1 else 1.0
-    half = [[sum(cov[i][k] * meat[k][j] for k in range(n)) * scale for j in range(n)] for i in range(n)]
-    robust = [[sum(half[i][k] * cov[k][j] for k in range(n)) for j in range(n)] for i in range(n)]
-    return theta, cov, robust
+    robust = cov @ (scores.T @ scores) @ cov * scale
+    return theta.tolist(), cov.tolist(), robust.tolist()
 
 
 def fit(results: Iterable[Result], partnerships: bool, names: Sequence[str] | None = None) -> Fit:
