@@ -136,7 +136,22 @@ async def run_event(
 
     With ``config.preflight``, every launched entrant with no stored match passes
     ``sevenrocks check`` first (:mod:`..check.preflight`), or nothing is played.
+    An executor that keeps bots up between calls (:class:`.executor.LocalExecutor`)
+    is closed at the end.
     """
+    try:
+        return await _run_event(config, store, executor, observe, replay, preflight_logs, say)
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None:
+            await close()
+
+
+async def _run_event(
+    config: EventConfig, store: Store, executor: Executor,
+    observe: Callable[[Progress], None] | None, replay: Sequence[str],
+    preflight_logs: Path | None, say: Callable[[str], None] | None,
+) -> EventPlan:
     if config.schedule.mode == "adaptive":
         if replay:
             from .store import StoreError
