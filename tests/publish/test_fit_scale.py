@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from sevenrocks.server.stats import fit as fitmod
+from sevenrocks.server.stats import solve as solvemod
 from sevenrocks.server.stats.fit import BETA, MU0, SIGMA0, Phi, Result, fit, fit_pairs
 from sevenrocks.server.stats.verdict import order_of
 
@@ -96,7 +96,7 @@ def test_the_large_field_partnership_path_gives_the_dense_answer(monkeypatch: py
     """40 bots, 780 partnerships: solved densely, then again through conjugate gradients and the block inverse."""
     _, results = field(40, 3000, 7)
     dense = fit_pairs(results)
-    monkeypatch.setattr(fitmod, "DENSE_PARAMETERS", 10)
+    monkeypatch.setattr(solvemod, "DENSE_PARAMETERS", 10)
     sparse = fit_pairs(results)
     assert dense.keys() == sparse.keys() and len(dense) > 700
     for p in dense:
@@ -126,3 +126,9 @@ def test_256_bots_and_100000_matches_are_fitted() -> None:
     assert len(f.names) == 256 and f.clusters == 50_000
     pairs = fit_pairs(results)
     assert len(pairs) > 30_000 and all(r.sigma > 0 for r in pairs.values())
+
+
+def test_the_numerical_core_uses_the_models_constants() -> None:
+    from sevenrocks.server.stats import fit as fitmod
+
+    assert (solvemod.SIGMA0, solvemod.BETA, solvemod.PAIR_SIGMA) == (fitmod.SIGMA0, fitmod.BETA, fitmod.PAIR_SIGMA)

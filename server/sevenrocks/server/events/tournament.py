@@ -15,6 +15,7 @@ K times in a row (their remaining matches are skipped, and counted as not played
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -143,7 +144,7 @@ async def run_event(
         return await _run_event(config, store, executor, observe, replay, preflight_logs, say)
     finally:
         close = getattr(executor, "close", None)
-        if close is not None:
+        if close is not None and inspect.iscoroutinefunction(close):
             await close()
 
 
