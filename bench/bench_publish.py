@@ -5,13 +5,20 @@ real match played by the engine (greedy and random bots in process). To keep the
 setup short, D distinct matches (default 400) are played and stored N/D times each
 under their own match ids (each stored record is a valid record of its id).
 
+With --entrants N (more than four), the stored matches seat N synthetic entrants at
+random tables of four (seeded; a record's own seat names are those of the match it was
+copied from, which only the replay pages show).
+
 Measured, median of --runs:
 - baseline: export every stored record to its own file (the least any site must do);
+- the leaderboard alone (`build_leaderboard` and every format written: the fit, the
+  verdict, the partnerships' fit, the tables);
 - the whole site (`publish_site`: leaderboard in every format, match list, one replay
   page and one record file per match, bot pages; replay pages from one process per core).
-Target: the 10,000-match site in under a minute.
+Target: the 10,000-match site in under a minute, and the site's time linear in the matches
+(compare --matches 10000 with --matches 100000).
 
-Usage: python bench/bench_publish.py [--matches 10000] [--distinct 400] [--runs 3]
+Usage: python bench/bench_publish.py [--matches 10000] [--distinct 400] [--entrants 4] [--runs 3]
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
 import shutil
 import statistics
@@ -33,12 +41,14 @@ from sevenrocks.server.events.config import Entrant, EventConfig
 from sevenrocks.server.events.outcome import MatchOutcome, final_ranks
 from sevenrocks.server.events.schedule import MatchTask, RulesetSpec, fingerprint
 from sevenrocks.server.events.store import Store
+from sevenrocks.server.publish.leaderboard import build_leaderboard
+from sevenrocks.server.publish.render import write_all
 from sevenrocks.server.publish.site import publish_site
 
 BOTS = ["greedy", "random", "defensive", "random2"]
 
 
-def build_event(db: Path, matches: int, distinct: int) -> None:
+def build_event(db: Path, matches: int, distinct: int, entrants: int = 4) -> None:
     """Store ``matches`` real matches (``distinct`` of them played) as one event in ``db``."""
     rs = make_ruleset()
     spec = RulesetSpec(rs.name, rs.players, rs.target, rs.round_cap)
@@ -48,9 +58,17 @@ def build_event(db: Path, matches: int, distinct: int) -> None:
         bots = [load_bot(name.rstrip("2"))(seed=k * 4 + i) for i, name in enumerate(seats)]
         m = play_local(bots, rs, 1000 + k, match_id="x", names=seats)
         played.append((seats, m))
-    config = EventConfig(name="bench", entrants=tuple(Entrant(n, bot=n.rstrip("2")) for n in BOTS))
-    tasks = [MatchTask("bench", f"bench-{i:05d}", spec, 1000 + i % distinct, tuple(played[i % distinct][0]), i,
-                       i // 2, f"g{i // 2}") for i in range(matches)]
+    names = BOTS if entrants <= 4 else [f"bot-{i:03d}" for i in range(entrants)]
+    config = EventConfig(name="bench", entrants=tuple(Entrant(n, bot="random" if n not in BOTS else n.rstrip("2"))
+                                                      for n in names))
+    rng = random.Random(7)
+    tables = [tuple(played[i % distinct][0]) if entrants <= 4 else tuple(rng.sample(names, 4))
+              for i in range(0, matches, 2)]
+    # Two matches a group: the second with the partnerships' seats exchanged, as a duplicate deal.
+    tasks = [MatchTask("bench", f"bench-{i:06d}", spec, 1000 + i % distinct,
+                       tables[i // 2] if i % 2 == 0 or entrants <= 4 else
+                       (tables[i // 2][1], tables[i // 2][0], tables[i // 2][3], tables[i // 2][2]),
+                       i, i // 2, f"g{i // 2}") for i in range(matches)]
     outcomes = []
     for t in tasks:
         seats, m = played[t.index % distinct]
@@ -94,19 +112,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--matches", type=int, default=10_000)
     ap.add_argument("--distinct", type=int, default=400)
+    ap.add_argument("--entrants", type=int, default=4)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         db = root / "bench.db"
         t0 = time.perf_counter()
-        build_event(db, args.matches, args.distinct)
-        print(f"setup: {args.matches} stored matches ({args.distinct} played by the engine) in "
+        build_event(db, args.matches, args.distinct, args.entrants)
+        print(f"setup: {args.matches} stored matches of {max(args.entrants, 4)} entrants "
+              f"({args.distinct} played by the engine) in "
               f"{time.perf_counter() - t0:.1f}s", flush=True)
-        rows: dict[str, list[tuple[float, float]]] = {"export records (baseline)": [], "whole site": []}
+        rows: dict[str, list[tuple[float, float]]] = {"export records (baseline)": [], "leaderboard (all formats)": [],
+                                                      "whole site": []}
         with Store(db) as store:
             for run in range(args.runs):
                 for name, fn in (("export records (baseline)", export_records),
+                                 ("leaderboard (all formats)", lambda s, o: write_all(build_leaderboard(s), o)),
                                  ("whole site", lambda s, o: publish_site(s, o))):
                     out = root / f"out-{run}-{len(rows[name])}"
                     rows[name].append(timed(fn, store, out))
@@ -114,7 +136,7 @@ def main() -> None:
         files = 2 * args.matches
         base = statistics.median(t for t, _ in rows["export records (baseline)"])
         load = os.getloadavg()[0]
-        print(f"\n{args.matches} matches; median of {args.runs} runs; load average {load:.1f} on "
+        print(f"\n{args.matches} matches, {max(args.entrants, 4)} entrants; median of {args.runs} runs; load average {load:.1f} on "
               f"{os.cpu_count()} cores (a shared machine: wall times stretch with the load, CPU times less)\n")
         print(f"| {'step':<28} | {'wall s':>8} | {'CPU s':>7} | {'wall per match ms':>17} | {'vs baseline':>11} |")
         print(f"|{'-' * 30}|{'-' * 10}|{'-' * 9}|{'-' * 19}|{'-' * 13}|")

@@ -8,6 +8,7 @@ them, and a bot process never plays two matches of one duplicate group.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -376,3 +377,86 @@ def test_phases_put_the_matches_of_a_duplicate_group_in_different_batches() -> N
         assert len(batches) == cfg.deals * per_group
         assert [list(b) for b in phases(iter(tasks), "always")] == [[t] for t in tasks]
         assert list(next(iter(phases(iter(tasks), "never")))) == tasks
+
+
+# ---------------------------------------------------------------------- processes across rounds, large fields
+
+def pid_entrants(*names: str) -> list[dict[str, Any]]:
+    return [{"name": n, "command": [sys.executable, str(BOTS / "pid_bot.py")]} for n in names]
+
+
+@dataclasses.dataclass
+class CountingExecutor(LocalExecutor):
+    """A LocalExecutor that counts its :meth:`run` calls (one per adaptive round)."""
+
+    runs: int = 0
+
+    async def run(self, tasks: Any, on_result: Any) -> None:
+        self.runs += 1
+        await super().run(tasks, on_result)
+
+
+def test_an_adaptive_event_keeps_its_processes_across_rounds_and_still_never_shows_a_deal_twice(tmp_path: Path) -> None:
+    """One recycle per round (between a round's first and second matches of its groups), none between rounds."""
+    cfg = parse_config({
+        "event": {"name": "rounds", "target": 50, "concurrency": 2, "seed": 5},
+        "schedule": {"mode": "adaptive", "budget": 18, "round_deals": 2},
+        "time": CLOCKS, "bots": {"fresh_process": "duplicates"},
+        "entrants": pid_entrants("a", "b", "c", "d"),
+    }, "<test>")
+    executor = CountingExecutor(cfg, tmp_path / "logs", cfg.concurrency)
+    with Store(tmp_path / "rounds.db") as store:
+        asyncio.run(run_event(cfg, store, executor))
+        matches = store.matches()
+    assert executor.runs >= 2, "the test needs more than one round"
+    assert 12 <= len(matches) <= 18 and all(m.fault is None for m in matches)
+    seen = pids_by_match(tmp_path / "logs")
+    groups: dict[str, list[str]] = defaultdict(list)
+    for m in matches:
+        groups[m.group].append(m.match_id)
+    for entrant in "abcd":
+        processes = {p for pids in seen[entrant].values() for p in pids}
+        # One process at the start, then a fresh one in the middle of each round.
+        assert len(processes) == executor.runs + 1, (entrant, executor.runs, len(processes))
+        for ids in groups.values():
+            pids = [p for mid in ids for p in seen[entrant].get(mid, ())]
+            assert len(pids) == len(set(pids)), (entrant, ids, pids)  # a group's matches: never one process
+
+
+def test_a_field_larger_than_max_alive_starts_bots_as_matches_need_them(tmp_path: Path) -> None:
+    cfg = parse_config({
+        "event": {"name": "lazy", "target": 50, "concurrency": 1, "seed": 9},
+        "schedule": {"mode": "adaptive", "budget": 10},
+        "time": CLOCKS, "bots": {"fresh_process": "never", "max_alive": 4},
+        "entrants": pid_entrants("a", "b", "c", "d", "e", "f"),
+    }, "<test>")
+    executor = LocalExecutor(cfg, tmp_path / "logs", cfg.concurrency)
+    peak = 0
+
+    async def main(store: Store) -> None:
+        nonlocal peak
+        event = asyncio.ensure_future(run_event(cfg, store, executor))
+        while not event.done():
+            sup = executor.supervisor
+            if sup is not None:  # every process not yet reaped counts, stopping ones included
+                peak = max(peak, sum(1 for s in sup.slots.values() for b in s.bots.values() if b.returncode is None))
+            await asyncio.sleep(0.005)
+        await event
+
+    with Store(tmp_path / "lazy.db") as store:
+        asyncio.run(main(store))
+    sup = executor.supervisor
+    assert sup.lazy and sup.max_alive == 4
+    assert 0 < peak <= 4, peak
+    with Store(tmp_path / "lazy.db") as store:
+        matches = store.matches()
+        assert not store.withdrawals()
+    assert 6 <= len(matches) <= 10 and all(m.fault is None for m in matches), [m.fault for m in matches]
+    played = {s for m in matches for s in m.seats}
+    assert len(played) > 4, "the test needs more entrants playing than max_alive"
+    # Every entrant that played was started; every start past the first four needed an idle one stopped.
+    assert sup.evictions > 0 and len(played) <= len(sup.start_times) <= 4 + sup.evictions
+    seen = pids_by_match(tmp_path / "logs")
+    for name in played:  # every match an entrant sat in was played by a live process of that entrant
+        assert {m.match_id for m in matches if name in m.seats} == set(seen[name]), name
+

@@ -96,6 +96,10 @@ class BotSettings:
     #: remember the deal); ``always``: a fresh process for every match; ``never``: one
     #: process per entrant for the whole event (fastest; fine for bots without memory).
     fresh_process: FreshProcess = "duplicates"
+    #: At most this many launched bot processes alive at once: a process starts when a match
+    #: needs it, and idle ones are stopped least recently used first (a large field on a small
+    #: machine). Never fewer than a match's seats times ``[event].concurrency``.
+    max_alive: int = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +190,8 @@ class EventConfig:
             "ratings": {"tau": self.ratings.tau, "draw_probability": self.ratings.draw_probability,
                         "level": self.ratings.level},
             "bots": {"max_crashes_in_row": self.bots.max_crashes_in_row, "max_restarts": self.bots.max_restarts,
-                     "restart_backoff_s": self.bots.restart_backoff_s, "fresh_process": self.bots.fresh_process},
+                     "restart_backoff_s": self.bots.restart_backoff_s, "fresh_process": self.bots.fresh_process,
+                     "max_alive": self.bots.max_alive},
             "sandbox": {"mode": self.sandbox.mode, "read_only": list(self.sandbox.read_only),
                         **{k: getattr(self.sandbox.limits, k) for k in LIMIT_KEYS}},
             "entrants": [
@@ -211,7 +216,7 @@ PROTOCOLS = ("grpc", "stdio")
 TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
 FAULT_KEYS = {"policy", "max_strikes"}
 RATING_KEYS = {"tau", "draw_probability", "level"}
-BOT_KEYS = {"max_crashes_in_row", "max_restarts", "restart_backoff_s", "fresh_process"}
+BOT_KEYS = {"max_crashes_in_row", "max_restarts", "restart_backoff_s", "fresh_process", "max_alive"}
 #: Bounds that keep clocks within what timers and the database can hold (a day per move).
 MAX_MS = 86_400_000
 MAX_CONNECT_S = 3600.0
@@ -417,6 +422,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     fresh = _get(wb, bt, "fresh_process", str, "duplicates")
     if fresh not in ("duplicates", "always", "never"):
         raise ConfigError(f"{wb}.fresh_process: {fresh!r}; choose duplicates, always or never")
+    max_alive = _get(wb, bt, "max_alive", int, 64)
+    _within(f"{wb}.max_alive", max_alive, 4, 100_000, "an integer from 4 to 100000")
 
     sandbox = _sandbox(source, _get(source, data, "sandbox", dict, {}))
 
@@ -479,7 +486,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
         head_to_head=head_to_head, candidates=tuple(dict.fromkeys(cands_raw)), schedule=schedule,
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw, level), bots=BotSettings(in_row, restarts, backoff, fresh), preflight=preflight, sandbox=sandbox, source=source,
+        ratings=RatingSettings(tau, draw, level), bots=BotSettings(in_row, restarts, backoff, fresh, max_alive), preflight=preflight, sandbox=sandbox, source=source,
     )
 
 

@@ -68,7 +68,11 @@ class LocalExecutor:
     The :class:`~.lifecycle.Supervisor` restarts a bot that crashed before its next
     match and withdraws one that keeps crashing; matches lost to an infrastructure
     fault are voided and played again. With ``[bots].fresh_process`` the processes
-    are recycled so that no process plays two matches of one duplicate group.
+    are recycled so that no process plays two matches of one duplicate group, and
+    only then: the referee and the processes live from the first :meth:`run` to
+    :meth:`close`, so an adaptive event's rounds share them (a new round's deals are
+    deals no process has seen). More launched entrants than ``[bots].max_alive``
+    are started as matches need them.
     """
 
     config: EventConfig
@@ -98,11 +102,20 @@ class LocalExecutor:
     report: Callable[[str], None] | None = None
     _announced: bool = dataclasses.field(default=False, init=False, repr=False)
 
-    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
+    #: The referee, sandbox and supervisor, kept from one :meth:`run` to the next (an adaptive
+    #: event's rounds) so that bot processes carry over between rounds; :meth:`close` ends them.
+    _live: Any = dataclasses.field(default=None, init=False, repr=False)
+    #: Duplicate groups some current bot process has played a match of (fresh_process = "duplicates").
+    _seen: set[str] = dataclasses.field(default_factory=set, init=False, repr=False)
+
+    async def _open(self) -> tuple[Any, Any, Any]:
+        """Start the referee, open the sandbox and start the launched bots (once per event)."""
         from ..referee import FaultPolicy, Referee, TimeControl
         from ..referee.sandbox import open_sandbox
         from .lifecycle import Supervisor
 
+        if self._live is not None:
+            return self._live  # type: ignore[no-any-return]
         cfg = self.config
         tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
         referee = Referee(
@@ -118,7 +131,7 @@ class LocalExecutor:
         sandbox = await asyncio.to_thread(open_sandbox, settings, [*self.hidden, self.log_dir],
                                           self.log_dir if launched else None,
                                           self.report if launched and not self._announced else None)
-        self._announced = True  # an adaptive event runs once per round: name the sandbox once
+        self._announced = True
         try:
             port = await referee.start(self.address, self.tls, unix_socket=sandbox.socket_path)
         except BaseException:
@@ -138,11 +151,25 @@ class LocalExecutor:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         sup = self.supervisor = Supervisor(cfg, referee, target, tokens, self.log_dir, withdrawn=self.withdrawn,
                                            sandbox=sandbox)
+        self._live = (referee, sup, sandbox)
         try:
             missing = await sup.start_all(cfg.time.connect_timeout_s)
             if missing:
                 procs = {n: sup.process(n) for n in sup.slots}
                 raise EntrantsUnreachable(_unreachable_message(cfg, missing, procs, self.log_dir, target))
+        except BaseException:
+            await self.close()
+            raise
+        return referee, sup, sandbox
+
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
+        """Play ``tasks``; the bots stay up for the next call until :meth:`close` (or an error)."""
+        referee, sup, _sandbox = await self._open()
+        cfg = self.config
+        for name in self.withdrawn:  # withdrawn since the last round (run_event keeps the list)
+            if name in sup.slots and not sup.slots[name].withdrawn:
+                sup.slots[name].withdrawn = "withdrawn earlier in the event"
+        try:
             retry: list[MatchTask] = []
 
             def withdraw(pairs: Sequence[tuple[str, str]]) -> None:
@@ -159,24 +186,54 @@ class LocalExecutor:
                         retry.append(task)
 
             fresh = cfg.bots.fresh_process
-            batches = phases(tasks, fresh)
-            batch = next(batches, None)
-            while batch is not None:
-                await run_pool(batch, self.concurrency, play)
+            for batch in phases(tasks, fresh):
+                if (fresh == "always" and self._seen) or (fresh == "duplicates" and self._meets_seen(batch)):
+                    withdraw(await sup.recycle())
+                    self._seen.clear()
+                await run_pool(self._noting(batch, fresh), self.concurrency, play)
                 while retry:
                     if fresh != "never":
                         withdraw(await sup.recycle())
+                        self._seen.clear()
                     again, retry[:] = list(retry), []
-                    await run_pool(again, self.concurrency, play)
-                batch = next(batches, None)
-                if batch is not None and fresh != "never":  # no recycle after the last batch
-                    withdraw(await sup.recycle())
-        finally:
-            sup.closing = True
+                    await run_pool(self._noting(again, fresh), self.concurrency, play)
+        except BaseException:
+            await self.close()
+            raise
+
+    def _meets_seen(self, batch: Iterable[MatchTask]) -> bool:
+        """Whether a match of ``batch`` is of a duplicate group the current processes played a match of.
+
+        Only then are the processes recycled: a new round's or a new deal's groups are
+        deals no process has seen, so processes carry over to them."""
+        return isinstance(batch, list) and any(t.group in self._seen for t in batch)
+
+    def _noting(self, batch: Iterable[MatchTask], fresh: str) -> Iterator[MatchTask]:
+        """The batch, noting each match's group as played by the current processes."""
+        for t in batch:
+            if fresh != "never":
+                self._seen.add(t.group)
+            yield t
+
+    async def close(self) -> None:
+        """Stop the bots, the referee and the sandbox (the end of the event). Safe to call twice."""
+        live, self._live = self._live, None
+        self._seen.clear()
+        if live is None:
+            return
+        referee, sup, sandbox = live
+        sup.closing = True
+        try:
             # Goodbye first, so that bots exit on their own; then make sure they are gone.
             await referee.stop()
             await sup.close()
+        finally:
             sandbox.close()
+            if self.report is not None and sup.start_times:
+                times = sorted(sup.start_times)
+                self.report(f"bot processes: {len(times)} started (median start-up "
+                            f"{1000 * times[len(times) // 2]:.0f} ms), {sup.evictions} stopped to stay within "
+                            f"[bots].max_alive = {sup.max_alive}")
 
 
 #: A match voided this many times stops the event: something keeps stopping the bots.
@@ -229,13 +286,16 @@ async def supervised_play(referee: Any, sup: Any, task: MatchTask) -> list[Repor
 
 
 def phases(tasks: Iterable[MatchTask], fresh: str) -> Iterator[Iterable[MatchTask]]:
-    """The tasks in batches between which every bot process is replaced by a fresh one.
+    """The tasks in batches; between two batches the bot processes may be replaced by fresh ones.
 
     ``never``: one batch, the (lazy) tasks themselves. ``always``: one match per
-    batch. ``duplicates``: per deal, first the first match of every duplicate group,
-    then the second, and so on, so that no process plays two matches of one group
-    (it could remember the deal) while a batch still runs many matches at once.
-    Only one deal's tasks are held at a time.
+    batch. ``duplicates``: first the first match of every duplicate group, then the
+    second, and so on, so that no process plays two matches of one group (it could
+    remember the deal) while a batch still runs many matches at once. A list of tasks
+    (an adaptive round) is split once, so a round needs one recycle, not one per deal;
+    a lazy stream (a fixed event, possibly huge) is split deal by deal, holding one
+    deal's tasks at a time. The executor recycles only before a batch that holds a
+    group some current process has already played.
     """
     if fresh == "never":
         yield tasks
@@ -244,10 +304,12 @@ def phases(tasks: Iterable[MatchTask], fresh: str) -> Iterator[Iterable[MatchTas
         for t in tasks:
             yield [t]
         return
-    for _deal, deal_tasks in itertools.groupby(tasks, key=lambda t: t.deal):
+    chunks = [tasks] if isinstance(tasks, list) else (
+        list(deal_tasks) for _deal, deal_tasks in itertools.groupby(tasks, key=lambda t: t.deal))
+    for chunk in chunks:
         by_position: list[list[MatchTask]] = []
         seen: dict[str, int] = {}
-        for t in deal_tasks:
+        for t in chunk:
             k = seen.get(t.group, 0)
             seen[t.group] = k + 1
             while len(by_position) <= k:

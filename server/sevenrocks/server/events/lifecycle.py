@@ -22,6 +22,12 @@ with a launched bot's fault, what that fault was:
 
 A bot that exits at once when (re)started is reported at once, not after the
 connect timeout.
+
+A large field (more launched entrants than ``[bots].max_alive``) is started
+lazily: a process starts when a match needs it, and when starting one would pass
+the limit, the idle process used least recently is stopped first (on purpose: not
+a crash, not a restart on the crash budget). A small field starts every process at
+once, as before. Every start is timed (:attr:`Supervisor.start_times`).
 """
 
 from __future__ import annotations
@@ -95,6 +101,8 @@ class LaunchedBot:
         self.started = time.monotonic()
         #: Stopped on purpose (recycled or at the end): its exit is nobody's fault.
         self.retired = False
+        #: Stopped to make room or to recycle: the next process of this entrant is a planned start.
+        self.parked = False
 
     @property
     def returncode(self) -> int | None:
@@ -148,6 +156,12 @@ class Slot:
     next_start: float = 0.0
     #: Every process this entrant had, by generation (how an old one ended is still known).
     bots: dict[int, LaunchedBot] = field(default_factory=dict)
+    #: When a match last began with this entrant (least recently used is stopped first).
+    last_used: float = 0.0
+
+    def alive(self) -> bool:
+        """A process is running (or starting) for this entrant and was not stopped on purpose."""
+        return self.bot is not None and self.bot.returncode is None and not self.bot.retired
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +207,16 @@ class Supervisor:
         self._running: dict[tuple[str, int], int] = {}
         #: (entrant, generation) -> matches lost with that dead process, waiting to be judged together.
         self._lost: dict[tuple[str, int], list[tuple[MatchOutcome, asyncio.Future[Verdict]]]] = {}
+        #: At most this many processes alive; a larger field starts them as matches need them.
+        self.max_alive = max(config.bots.max_alive, 4 * config.concurrency, max(config.players, 4))
+        self.lazy = sum(1 for s in self.slots.values() if not s.withdrawn) > self.max_alive
+        #: Processes about to start (room reserved for them) and entrants a match is making ready.
+        self._reserved = 0
+        self._pinned: dict[str, int] = {}
+        #: Seconds from spawning each process to its connection (every start of the event).
+        self.start_times: list[float] = []
+        #: Processes stopped to make room for others.
+        self.evictions = 0
 
     # ------------------------------------------------------------------ starting
 
@@ -229,10 +253,13 @@ class Supervisor:
         :meth:`ready` restarts it before its first match, or withdraws it, like any
         bot that crashed between matches.
         """
-        for slot in self.slots.values():
-            if not slot.withdrawn:
-                self._spawn(slot)
-        names = [e.name for e in self.config.entrants if not self.slots.get(e.name, _NONE).withdrawn]
+        spawned = time.monotonic()
+        if not self.lazy:
+            for slot in self.slots.values():
+                if not slot.withdrawn:
+                    self._spawn(slot)
+        names = [e.name for e in self.config.entrants if not self.slots.get(e.name, _NONE).withdrawn
+                 and not (self.lazy and e.name in self.slots)]
         deadline = time.monotonic() + timeout
         while True:
             connected = self.referee.connected()
@@ -240,6 +267,9 @@ class Supervisor:
             dead = [n for n in missing if n in self.slots and self.slots[n].bot is not None
                     and self.slots[n].bot.returncode is not None]  # type: ignore[union-attr]
             if not missing or dead or time.monotonic() >= deadline:
+                if not missing:
+                    took = time.monotonic() - spawned
+                    self.start_times.extend(took for n in names if n in self.slots)
                 return missing
             await asyncio.sleep(0.02)
 
@@ -274,45 +304,91 @@ class Supervisor:
         """Make sure every launched entrant of ``names`` has a live, connected process.
 
         A dead one is restarted (after its backoff); a start that fails counts as a
-        crash in a row. Returns the entrants withdrawn meanwhile, with the reason.
+        crash in a row. One never started, or stopped on purpose (to make room, or
+        recycled in a large field), is started without counting as a restart; room
+        is made first (see the module docstring). Returns the entrants withdrawn
+        meanwhile, with the reason.
         """
         out: list[tuple[str, str]] = []
-        for name in dict.fromkeys(names):
-            slot = self.slots.get(name)
-            if slot is None or slot.withdrawn:
-                continue
-            async with slot.lock:
-                while not slot.withdrawn and not self.closing:
-                    bot = slot.bot
-                    if bot is not None and bot.returncode is None:
-                        break
-                    if bot is not None and bot.generation not in slot.accounted:
-                        # Died between matches (or its match has not been adjudicated yet).
-                        slot.accounted.add(bot.generation)
-                        if not bot.retired and not bot.outside_signal():
-                            reason = self._crashed(slot, f"its process {how_it_ended(bot)} between matches")
-                            if reason:
-                                out.append((name, reason))
-                                break
-                    reason = await self._restart(slot)
-                    if reason:
-                        out.append((name, reason))
+        chosen = [n for n in dict.fromkeys(names) if n in self.slots and not self.slots[n].withdrawn]
+        for n in chosen:
+            self._pinned[n] = self._pinned.get(n, 0) + 1
+        try:
+            reserved = await self._make_room(chosen) if self.lazy else 0
+            for name in chosen:
+                slot = self.slots[name]
+                async with slot.lock:
+                    while not slot.withdrawn and not self.closing:
+                        bot = slot.bot
+                        if bot is not None and bot.returncode is None and not bot.parked:
+                            break
+                        if bot is not None and bot.generation not in slot.accounted:
+                            # Died between matches (or its match has not been adjudicated yet).
+                            slot.accounted.add(bot.generation)
+                            if not bot.retired and not bot.outside_signal():
+                                reason = self._crashed(slot, f"its process {how_it_ended(bot)} between matches")
+                                if reason:
+                                    out.append((name, reason))
+                                    break
+                        planned = bot is None or bot.parked
+                        if reserved:
+                            reserved -= 1
+                            self._reserved -= 1
+                        reason = await self._restart(slot, planned=planned)
+                        if reason:
+                            out.append((name, reason))
+            self._reserved -= reserved
+        finally:
+            for n in chosen:
+                self._pinned[n] -= 1
         return out
 
-    async def _restart(self, slot: Slot) -> str | None:
-        """Start a new process for ``slot`` and wait for it to connect; a withdrawal reason if it cannot."""
-        if slot.restarts >= self.config.bots.max_restarts:
+    async def _make_room(self, names: Sequence[str]) -> int:
+        """Reserve room under ``max_alive`` for the processes ``names`` still need; returns how many.
+
+        Idle processes (no match running, not pinned by a match being made ready) are
+        stopped least recently used first; with none idle, waits for a match to end.
+        """
+        while not self.closing:
+            need = sum(1 for n in names if not self.slots[n].alive())
+            alive = [s for s in self.slots.values() if s.alive()]
+            over = len(alive) + self._reserved + need - self.max_alive
+            if over <= 0:
+                self._reserved += need
+                return need
+            idle = sorted((s for s in alive if not self._pinned.get(s.name) and not self._busy(s)),
+                          key=lambda s: s.last_used)
+            if idle:
+                for s in idle[:over]:
+                    self.evictions += 1
+                    await self._retire(s, park=True)
+                continue
+            await asyncio.sleep(0.02)
+        return 0
+
+    def _busy(self, slot: Slot) -> bool:
+        return slot.bot is not None and self._running.get((slot.name, slot.bot.generation), 0) > 0
+
+    async def _restart(self, slot: Slot, planned: bool = False) -> str | None:
+        """Start a new process for ``slot`` and wait for it to connect; a withdrawal reason if it cannot.
+
+        ``planned``: a start the harness chose (first start of a lazily started bot, a
+        recycle), not counted against ``[bots].max_restarts``."""
+        if not planned and slot.restarts >= self.config.bots.max_restarts:
             slot.withdrawn = (f"withdrawn: {slot.restarts} restarts used (the limit, [bots].max_restarts = "
                               f"{self.config.bots.max_restarts})")
             return slot.withdrawn
         wait = slot.next_start - time.monotonic()
         if wait > 0:
             await asyncio.sleep(wait)
-        slot.restarts += 1
+        if not planned:
+            slot.restarts += 1
+        started = time.monotonic()
         bot = self._spawn(slot)
         deadline = time.monotonic() + self.config.time.connect_timeout_s
         while time.monotonic() < deadline:
             if slot.name in self.referee.connected() and bot.returncode is None:
+                self.start_times.append(time.monotonic() - started)
                 return None
             if bot.returncode is not None:
                 break
@@ -342,8 +418,10 @@ class Supervisor:
     def begin(self, names: Iterable[str]) -> dict[str, int]:
         """A match with these entrants starts: the generation of each launched one's process."""
         gens = self.generations(set(names))
+        now = time.monotonic()
         for key in gens.items():
             self._running[key] = self._running.get(key, 0) + 1
+            self.slots[key[0]].last_used = now
         return gens
 
     def end(self, generations: Mapping[str, int]) -> None:
@@ -424,25 +502,31 @@ class Supervisor:
     # ------------------------------------------------------------------ recycling and stopping
 
     async def recycle(self, names: Iterable[str] | None = None) -> list[tuple[str, str]]:
-        """Give every (or each named) live entrant a fresh process: no memory carried over."""
+        """Give every (or each named) live entrant a fresh process: no memory carried over.
+
+        In a large field (lazy starts) the processes are only stopped: each starts
+        again when a match needs it."""
         chosen = [self.slots[n] for n in (names or self.slots) if n in self.slots and not self.slots[n].withdrawn]
+        if self.lazy:
+            await asyncio.gather(*(self._retire(s, park=True) for s in chosen if s.alive()))
+            return []
         await asyncio.gather(*(self._retire(s) for s in chosen))
 
         async def fresh(s: Slot) -> tuple[str, str | None]:
             async with s.lock:
                 if self.closing:
                     return s.name, None
-                s.restarts -= 1  # a planned restart is not on the crash budget
-                return s.name, await self._restart(s)
+                return s.name, await self._restart(s, planned=True)
 
         started = await asyncio.gather(*(fresh(s) for s in chosen))  # all at once: one start-up, not four
         return [(name, reason) for name, reason in started if reason]
 
-    async def _retire(self, slot: Slot) -> None:
+    async def _retire(self, slot: Slot, park: bool = False) -> None:
         bot = slot.bot
         if bot is None:
             return
         bot.retired = True
+        bot.parked = bot.parked or park
         slot.accounted.add(bot.generation)
         for session in list(self.referee.sessions.get(slot.name, ())):
             session.close(goodbye="a fresh bot process plays the next matches")

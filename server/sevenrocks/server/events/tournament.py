@@ -23,6 +23,7 @@ again, never charged) and entrants withdrawn after crashing K times in a row
 
 from __future__ import annotations
 
+import inspect
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -343,7 +344,22 @@ async def run_event(
     ``sevenrocks check`` first (:mod:`..check.preflight`), or nothing is played.
     ``guard``: the event's deal guard (what the live pages and the spectator feed may
     show), told every duplicate group as it is planned and every match as it is stored.
+    An executor that keeps bots up between calls (:class:`.executor.LocalExecutor`,
+    whose processes serve every round) is closed at the end.
     """
+    try:
+        return await _run_event(config, store, executor, observe, replay, preflight_logs, say, guard)
+    finally:
+        close = getattr(executor, "close", None)
+        if close is not None and inspect.iscoroutinefunction(close):
+            await close()
+
+
+async def _run_event(
+    config: EventConfig, store: Store, executor: Executor, observe: Callable[[Progress], None] | None,
+    replay: Sequence[str], preflight_logs: Path | None, say: Callable[[str], None] | None,
+    guard: DealGuard | None,
+) -> EventPlan:
     adaptive = config.schedule.mode == "adaptive"
     if adaptive and replay:
         raise StoreError("--replay is not supported for adaptive events; give the changed bot a new "

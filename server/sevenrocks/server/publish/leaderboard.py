@@ -22,6 +22,17 @@ from ..stats.intervals import percentile, wilson
 from ..events.store import EventInfo, Store, StoredMatch
 
 
+#: The matrix is drawn up to this many subjects a side (eight bots' 28 partnerships, or 32 fives
+#: bots); past that its cells are too many to read, and each bot's page lists its partners
+#: and opponents instead.
+MATRIX_LIMIT = 32
+#: The chart of live TrueSkill ratings over the event replays every match through TrueSkill
+#: in schedule order (about a millisecond a match, pure Python): it is drawn up to this many
+#: matches and bots, and left out beyond (256 lines could not be told apart anyway).
+HISTORY_MATCHES = 10_000
+HISTORY_BOTS = 16
+
+
 class LeaderboardError(ValueError):
     """The selection cannot make one leaderboard (no such event, mixed rulesets)."""
 
@@ -95,7 +106,8 @@ class Leaderboard:
     matrix_kind: str
     duplicates: list[DuplicateRow]
     #: (matches applied, {bot: conservative rating}) through the event: the live TrueSkill
-    #: rating in schedule order, as the progress bar showed it (the table uses the fit).
+    #: rating in schedule order, as the progress bar showed it (the table uses the fit). Empty
+    #: past :data:`HISTORY_MATCHES` matches or :data:`HISTORY_BOTS` bots.
     history: list[tuple[int, dict[str, float]]]
     tau: float
     #: Entrants withdrawn for the rest of their event.
@@ -108,10 +120,16 @@ class Leaderboard:
     settled: bool = False
     #: Matrix subjects that can never meet (partnerships sharing a bot), as sorted pairs.
     cannot_meet: list[tuple[str, str]] = field(default_factory=list)
+    #: Subjects the matrix would have: past :data:`MATRIX_LIMIT` it is left out (``matrix`` empty).
+    matrix_subjects: int = 0
 
     @property
     def partnerships(self) -> bool:
         return self.ruleset == "seven-rocks"
+
+    @property
+    def matrix_shown(self) -> bool:
+        return self.matrix_subjects <= MATRIX_LIMIT
 
     def meets(self, a: str, b: str) -> bool:
         """Whether matrix subjects ``a`` and ``b`` can meet at all (partnerships sharing a bot cannot)."""
@@ -168,29 +186,33 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}") for m in matches]
     bot_fit = fit(results, partnerships, entrants)
     judged = verdict(bot_fit, level)
-    book = RatingBook(partnerships, tau, draw)
-    every = max(1, math.ceil(len(matches) / history_points))
-    history: list[tuple[int, dict[str, float]]] = [(0, {})]
-    for n, m in enumerate(matches, start=1):
-        book.apply(m.seats, m.ranks)
-        if n % every == 0 or n == len(matches):
-            history.append((n, {k: r.conservative for k, r in book.bots().items()}))
+    history: list[tuple[int, dict[str, float]]] = []
+    if len(matches) <= HISTORY_MATCHES and len(entrants) <= HISTORY_BOTS:
+        book = RatingBook(partnerships, tau, draw)
+        every = max(1, math.ceil(len(matches) / history_points))
+        history.append((0, {}))
+        for n, m in enumerate(matches, start=1):
+            book.apply(m.seats, m.ranks)
+            if n % every == 0 or n == len(matches):
+                history.append((n, {k: r.conservative for k, r in book.bots().items()}))
     bots = _rows(bot_fit.ratings(), _bot_stats(matches, partnerships))
     for row, pair in zip(bots, judged.neighbours):
         row.p_ahead, row.settled = pair.p_ahead, pair.settled
     pairs = _rows(fit_pairs(results), _pair_stats(matches)) if partnerships and matches else []
+    subjects = len(pairs) if partnerships else len(bots)
+    shown = subjects <= MATRIX_LIMIT
     if partnerships:
-        matrix, kind = _pair_matrix(matches), "partnerships"
-        names = [r.name for r in pairs]
+        matrix, kind = _pair_matrix(matches) if shown else {}, "partnerships"
+        names = [r.name for r in pairs] if shown else []
         apart = [(a, b) for a, b in itertools.combinations(sorted(names), 2) if set(a.split("+")) & set(b.split("+"))]
     else:
-        matrix, kind, apart = _bot_matrix(matches), "bots", []
+        matrix, kind, apart = _bot_matrix(matches) if shown else {}, "bots", []
     withdrawn = [Withdrawal(*w) for w in store.withdrawals(ids)]
     voided = Counter(_void_kind(reason) for _e, _m, reason in store.voided(ids))
     return Leaderboard(
         ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
-        withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart,
+        withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart, subjects,
     )
 
 

@@ -276,7 +276,7 @@ def render_html(lb: Leaderboard, site: dict[str, Any] | None = None) -> str:
     (``root``, ``live``, ``replays``) it links the published site's shared ones and its pages."""
     from .replay import script_json, static_text, template
 
-    subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)]
+    subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)] if lb.matrix_shown else []
     matrix = [[_matrix_cell(lb, a, b, site is not None) for b in subjects] for a in subjects]
     return template("leaderboard.html.j2").render(
         lb=lb, title=_title(lb), settled=settled_line(lb), lifecycle=lifecycle_lines(lb), columns=COLUMNS, help=COLUMN_HELP, subjects=subjects, matrix=matrix,

@@ -207,6 +207,8 @@ class SitePages:
         self.rows = [_row(m, self.partnerships, self.files[m.match_id], self.teams) for m in self.matches]
         self.chunks = max(1, math.ceil(len(self.rows) / CHUNK)) if self.rows else 0
         self._bot_pages: dict[str, BotPage] | None = None
+        self.bot_rows = {r.name: r for r in self.lb.bots}
+        self.pair_rows = {r.name: r for r in self.lb.pairs}
 
     def index(self) -> str:
         return render_html(self.lb, {"root": "", "live": self.live, "bot_files": self.bot_files})
@@ -237,7 +239,8 @@ class SitePages:
             f["log"] = log_excerpt(self.log_dir, name, f["match"])
         return template("bot.html.j2").render(
             root="../", here="bots", live=self.live, lb=self.lb, name=name,
-            row=next((r for r in self.lb.bots if r.name == name), None), page=page, columns=COLUMNS,
+            row=self.bot_rows.get(name), page=page, columns=COLUMNS,
+            partnerships_of={p: self.pair_rows.get(pair_name(name, p)) for p in page.partners},
             chart=decision_histogram(page.decisions), bot_files=self.bot_files, partnerships=self.partnerships,
             quote=_quote, versions=self.versions_of(name))
 

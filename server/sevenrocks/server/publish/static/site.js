@@ -1,4 +1,4 @@
-/* sevenrocks: the one script of the event site (sortable tables, matrix shading, the match list).
+/* sevenrocks: the one script of the event site (sortable, paged tables, matrix shading, the match list).
  * No request leaves the page: the match list's data are script files next to it,
  * loaded one chunk at a time, so the site works from file:// as well as a server. */
 (function () {
@@ -10,24 +10,72 @@
     var n = parseFloat(t);
     return isNaN(n) ? t : n;
   }
-  /* Sortable tables: click a header; numbers sort as numbers, "–" last. */
+  /* Sortable, paged tables: click a header to sort (numbers as numbers, "–" last);
+   * a table longer than one page shows PAGE rows at a time, with a pager under it.
+   * All rows stay in memory and sorting sorts them all, not only the page shown. */
+  var PAGE = 50;
+  function paged(table) {
+    var body = table.tBodies[0];
+    var state = {rows: Array.prototype.slice.call(body.rows), page: 0, pager: null};
+    state.show = function () {
+      var pages = Math.max(1, Math.ceil(state.rows.length / PAGE));
+      state.page = Math.max(0, Math.min(state.page, pages - 1));
+      var shown = state.pager ? state.rows.slice(state.page * PAGE, (state.page + 1) * PAGE) : state.rows;
+      var frag = document.createDocumentFragment();
+      shown.forEach(function (r) { frag.appendChild(r); });
+      body.textContent = "";
+      body.appendChild(frag);
+      if (state.pager) {
+        var first = state.page * PAGE + 1, last = Math.min(state.rows.length, first + PAGE - 1);
+        state.status.textContent = "rows " + first + "–" + last + " of " + state.rows.length +
+          " — page " + (state.page + 1) + " of " + pages;
+        state.prev.disabled = state.page === 0;
+        state.next.disabled = state.page >= pages - 1;
+        table.setAttribute("data-page", String(state.page + 1));
+      }
+    };
+    if (state.rows.length > PAGE) {
+      var pager = state.pager = document.createElement("div");
+      pager.className = "pager";
+      function button(text, cls, step) {
+        var b = document.createElement("button");
+        b.type = "button";
+        b.className = cls;
+        b.textContent = text;
+        b.addEventListener("click", function () { state.page += step; state.show(); });
+        pager.appendChild(b);
+        return b;
+      }
+      state.prev = button("← previous", "prev", -1);
+      state.next = button("next →", "next", 1);
+      state.status = document.createElement("span");
+      state.status.className = "status";
+      pager.appendChild(state.status);
+      var anchor = table.parentNode.classList.contains("table-wrap") ? table.parentNode : table;
+      anchor.parentNode.insertBefore(pager, anchor.nextSibling);
+    }
+    state.show();
+    return state;
+  }
   SR.sortable = function () {
     document.querySelectorAll("table.sortable").forEach(function (table) {
+      var state = paged(table);
       var heads = table.querySelectorAll("thead th");
       heads.forEach(function (th, col) {
         th.addEventListener("click", function () {
           var asc = !th.classList.contains("sorted-asc");
           heads.forEach(function (h) { h.classList.remove("sorted-asc", "sorted-desc"); });
           th.classList.add(asc ? "sorted-asc" : "sorted-desc");
-          var body = table.tBodies[0];
-          var rows = Array.prototype.slice.call(body.rows);
-          rows.sort(function (r1, r2) {
-            var a = key(r1.cells[col].textContent), b = key(r2.cells[col].textContent);
-            if (a === b) { return 0; }
+          var keyed = state.rows.map(function (r, i) { return {r: r, k: key(r.cells[col].textContent), i: i}; });
+          keyed.sort(function (x, y) {
+            var a = x.k, b = y.k;
+            if (a === b) { return x.i - y.i; }
             if (typeof a !== typeof b) { return typeof a === "number" ? -1 : 1; }
             return (a < b ? -1 : 1) * (asc ? 1 : -1);
           });
-          rows.forEach(function (r) { body.appendChild(r); });
+          state.rows = keyed.map(function (x) { return x.r; });
+          state.page = 0;
+          state.show();
         });
       });
     });
