@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from sevenrocks.server.stats.fit import BETA, SIGMA0, Fit, Phi, Result, comparisons, fit, solve_map
+from sevenrocks.server.stats.fit import Fit, Phi, Result, fit
 from sevenrocks.server.stats.verdict import Verdict, order_of, p_ahead, student_t_cdf, verdict
 
 
@@ -62,118 +62,8 @@ def test_degenerate_errors() -> None:
     assert p_ahead(a_fit((1.0, 0.4, 0.0), 0.0, 0.0, 4), "a", "b") == 0.5
 
 
-def test_settled_at_exactly_the_level_and_not_below() -> None:
-    f = a_fit((1.0, 0.4, 0.0), model=0.25, robust=0.25, clusters=1)
-    p = p_ahead(f, "a", "b")
-    v = verdict(f, p)
-    assert v.order == ("a", "b", "c") and v.neighbours[0].settled and v.neighbours[0].p_ahead == p
-    assert not verdict(f, math.nextafter(p, 1.0)).neighbours[0].settled
-    assert [(n.upper, n.lower) for n in v.neighbours] == [("a", "b"), ("b", "c")]
-    assert v.level == p
-
-
-def test_verdict_settled_and_weakest() -> None:
-    f = a_fit((1.0, 0.4, 0.0), model=0.25, robust=0.25, clusters=1)
-    v = verdict(f, 0.5)
-    assert v.settled and v.weakest() == min(v.neighbours, key=lambda n: n.p_ahead)
-    assert not verdict(f, 0.99).settled
-    assert not Verdict(("a",), (), 0.95).settled and Verdict(("a",), (), 0.95).weakest() is None
-    # A given order is judged as given: the lower bot placed above gets P < 0.5.
-    w = verdict(f, 0.95, order=("b", "a", "c"))
-    assert w.order == ("b", "a", "c") and w.neighbours[0].p_ahead < 0.5 and not w.neighbours[0].settled
-    # Ties in P go to the name first in the alphabet.
-    even = a_fit((0.0, 0.0, 0.0), model=1.0, robust=1.0, clusters=1)
-    assert verdict(even).weakest() is not None and verdict(even).weakest().upper == "a"  # type: ignore[union-attr]
-
-
 def test_order_of_breaks_exact_ties_by_name() -> None:
     assert order_of(a_fit((0.0, 2.0, 0.0), 1.0, 1.0, 1)) == ("b", "a", "c")
-
-
-def test_comparisons_of_partnerships_and_of_seats() -> None:
-    index = {"a": 0, "b": 1, "c": 2, "d": 3}
-    comps, clusters = comparisons([Result(("a", "b", "c", "d"), (0, 1), "g2"),
-                                   Result(("a", "b", "a", "b"), (1, 1), "g1")], True, index)
-    assert clusters == 2
-    # Sorted by group: g1 (a+a vs b+b, a draw) first.
-    assert comps[0].x == ((0, 2.0), (1, -2.0)) and comps[0].y == 0.5 and comps[0].cluster == 0
-    assert comps[1].x == ((0, 1.0), (1, -1.0), (2, 1.0), (3, -1.0)) and comps[1].y == 1.0 and comps[1].cluster == 1
-    assert comps[0].s == comps[1].s == 2 * BETA
-    lost, _ = comparisons([Result(("a", "b", "c", "d"), (1, 0), "g")], True, index)
-    assert lost[0].y == 0.0
-    # Free for all: every pair of distinct seats, the better rank winning.
-    seats, n = comparisons([Result(("a", "b", "a"), (2, 0, 1), "g")], False, index)
-    assert n == 1 and [(c.x, c.y) for c in seats] == [(((0, 1.0), (1, -1.0)), 0.0), (((0, 1.0), (0, -1.0)), 0.0)][:1] \
-        + [(((1, 1.0), (0, -1.0)), 1.0)]
-    assert all(c.s == math.sqrt(2) * BETA for c in seats)
-
-
-def log_posterior(theta: list[float], comps: list, prior: list[float]) -> float:  # type: ignore[type-arg]
-    total = -sum(t * t / (2 * v) for t, v in zip(theta, prior))
-    for c in comps:
-        z = sum(v * theta[k] for k, v in c.x) / c.s
-        total += c.y * math.log(Phi(z)) + (1 - c.y) * math.log(Phi(-z))
-    return total
-
-
-def test_the_fit_is_the_posteriors_maximum_and_its_curvature() -> None:
-    results = [Result(("a", "b", "a", "b"), (0, 1), "g1"), Result(("b", "a", "b", "a"), (1, 0), "g1"),
-               Result(("a", "c", "a", "c"), (1, 1), "g2"), Result(("c", "b", "c", "b"), (0, 1), "g3"),
-               Result(("a", "c", "a", "c"), (0, 1), "g4"), Result(("b", "c", "b", "c"), (1, 0), "g5")]
-    f = fit(results, True)
-    assert f.names == ("a", "b", "c") and f.clusters == 5
-    comps, _ = comparisons(results, True, {"a": 0, "b": 1, "c": 2})
-    prior = [SIGMA0 ** 2] * 3
-    theta, h = list(f.theta), 1e-4
-    # The gradient of the log posterior vanishes at θ ...
-    for i in range(3):
-        up, down = theta[:], theta[:]
-        up[i] += h
-        down[i] -= h
-        assert (log_posterior(up, comps, prior) - log_posterior(down, comps, prior)) / (2 * h) == pytest.approx(0, abs=1e-6)
-    # ... and the covariance is the inverse of its negative Hessian.
-    def second(i: int, j: int) -> float:
-        def at(di: float, dj: float) -> float:
-            t = theta[:]
-            t[i] += di
-            t[j] += dj
-            return log_posterior(t, comps, prior)
-        return (at(h, h) - at(h, -h) - at(-h, h) + at(-h, -h)) / (4 * h * h)
-
-    hess = [[-second(i, j) for j in range(3)] for i in range(3)]
-    for i in range(3):
-        for j in range(3):
-            assert sum(f.cov[i][k] * hess[k][j] for k in range(3)) == pytest.approx(float(i == j), abs=1e-4)
-    # The estimate moves the right way: a beat b twice, c beat b twice.
-    assert f.theta[0] > f.theta[1] and f.theta[2] > f.theta[1]
-
-
-def test_the_robust_covariance_is_the_sandwich_over_groups() -> None:
-    results = [Result(("a", "b", "a", "b"), (0, 1), "g1"), Result(("b", "a", "b", "a"), (0, 1), "g1"),
-               Result(("a", "b", "a", "b"), (0, 1), "g2"), Result(("a", "b", "a", "b"), (1, 0), "g3")]
-    comps, clusters = comparisons(results, True, {"a": 0, "b": 1})
-    prior = [SIGMA0 ** 2] * 2
-    theta, cov, robust = solve_map(comps, prior, clusters)
-    # One score vector per group, from the test's own derivative of the log likelihood.
-    h = 1e-5
-    scores: dict[int, list[float]] = {}
-    for c in comps:
-        acc = scores.setdefault(c.cluster, [0.0, 0.0])
-        for i in range(2):
-            up, down = list(theta), list(theta)
-            up[i] += h
-            down[i] -= h
-            acc[i] += (log_posterior(up, [c], [math.inf] * 2) - log_posterior(down, [c], [math.inf] * 2)) / (2 * h)
-    meat = [[sum(s[i] * s[j] for s in scores.values()) * clusters / (clusters - 1) for j in range(2)] for i in range(2)]
-    expect = [[sum(cov[i][k] * meat[k][m] * cov[m][j] for k in range(2) for m in range(2)) for j in range(2)]
-              for i in range(2)]
-    for i in range(2):
-        for j in range(2):
-            assert robust[i][j] == pytest.approx(expect[i][j], rel=1e-4, abs=1e-9)
-    assert solve_map([], [], 0) == ([], [], [])
-    # With one group the small-sample factor is 1, not a division by zero.
-    one, n1 = comparisons(results[:2], True, {"a": 0, "b": 1})
-    assert n1 == 1 and all(math.isfinite(x) for row in solve_map(one, prior, n1)[2] for x in row)
 
 
 def test_contrast() -> None:
