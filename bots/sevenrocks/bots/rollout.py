@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 from sevenrocks.sdk.rules import GameState, Move, Phase
 from sevenrocks.sdk.rules import pips as pip_count
@@ -59,6 +60,7 @@ def search_deals(
     view: SeatView, moves: list[Move], sampler: DealSampler, rng: random.Random, iterations: int | None,
     start: float, deadline: float | None, missed: list[Missed], miss_weight: float, resample: int,
     explore: float, horizon: int | None, pip_weight: float,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[list[float], int]:
     """Each move's summed rollout value over the sampled deals, and how many deals were searched.
 
@@ -85,7 +87,7 @@ def search_deals(
             totals[i] += evaluate(view, state, pip_weight)
         n += 1
         if deadline is not None:
-            now = time.monotonic()
+            now = clock()
             if now + (now - start) / n > deadline:
                 break
     return totals, n

@@ -94,6 +94,7 @@ class SearchBot(Bot):
         totals, n = search_deals(
             view, moves, DealSampler(view), self.rng, self.iterations, start, deadline, missed,
             self.miss_weight, self.resample, self.explore, self.horizon, self.pip_weight,
+            clock=time.monotonic,  # this module's clock, read at call time (a test may step it)
         )
         self.last_iterations = n
         if self.prior:
