@@ -58,7 +58,9 @@ GREEDY = [{"name": "greedy", "bot": "greedy"}, {"name": "random", "bot": "random
 
 
 def one_line_error(code: int, out: str) -> str:
+    """The error is one line (after any warnings about the config, each a line of its own)."""
     assert code == 2, out
+    out = "".join(line for line in out.splitlines(keepends=True) if not line.startswith("warning: "))
     assert out.startswith("Error: ") and out.count("\n") == 1, out
     return out
 

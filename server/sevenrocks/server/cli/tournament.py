@@ -232,8 +232,6 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     config = with_options(config, concurrency, sandbox_mode)
     if until_settled or budget is not None or tie_within is not None or top_k is not None:
         config = adaptive(config, until_settled, budget, tie_within, top_k)
-    for warning in config_warnings(config):
-        click.echo(f"warning: {warning}", err=True)
     web = parse_web(web_addr)
     from rich.console import Console
 
@@ -243,6 +241,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     with open_writer(db_path, out_dir) as store:
+        for warning in config_warnings(config):  # once the inputs are known good: an error comes alone
+            click.echo(f"warning: {warning}", err=True)
         executor = make_executor(config, out_dir, cluster, listen, tls, db_path, say)
         if cluster is not None and not quiet:
             click.echo(f"sandbox: {config.sandbox.mode}, chosen by each worker for its bots "
