@@ -167,7 +167,7 @@ class Run:
             if self.guard is not None:
                 self.guard.stored([t.match_id])
             f = outcome.fault
-            if f is not None and outcome.fault_log and f.detail.startswith("the bot process"):
+            if f is not None and outcome.fault_log is not None and f.detail.startswith("the bot process"):
                 plan.crashes.append((t.match_id, t.seats[f.seat], f.detail, outcome.fault_log))
             if self.on_stored is not None:
                 self.on_stored(outcome)
