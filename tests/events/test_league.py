@@ -10,6 +10,7 @@ in-process tests cover the pieces: the field's bookkeeping, a bad config, the fr
 from __future__ import annotations
 
 import asyncio
+import re
 import dataclasses
 import json
 import os
@@ -101,7 +102,9 @@ def start(cfg: Path, db: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
 
 
 def round_of(match_id: str) -> int:
-    return int(match_id.split("-r")[1].split("-")[0])
+    found = re.search(r"-r(\d+)", match_id)  # the planner's ids: <event>-r007t012-<seats>
+    assert found is not None, match_id
+    return int(found.group(1))
 
 
 def test_a_league_changes_its_field_survives_kill_9_and_publishes_its_final(tmp_path: Path) -> None:
