@@ -9,74 +9,55 @@ show the same through a real event.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.server.referee.feed import FeedEntry, FeedHub
-from sevenrocks.server.web.server import DealGuard
+from sevenrocks.server.referee.dealguard import DealGuard
 
 
 @dataclass(frozen=True)
 class Task:
     match_id: str
     group: str
+    deal: int = 0
 
 
-@dataclass(frozen=True)
-class Stored:
-    match_id: str
+def guard_of(stored: set[str]) -> DealGuard:
+    g = DealGuard(duplicate=True)
+    g.plan([Task("x1", "gx"), Task("x2", "gx"), Task("y1", "gy"), Task("y2", "gy"), Task("y3", "gy"),
+            Task("z", "gz")])
+    g.stored(stored)
+    return g
 
 
-def guard_of(done: set[str]) -> DealGuard:
-    tasks = [Task("x1", "gx"), Task("x2", "gx"), Task("y1", "gy"), Task("y2", "gy"), Task("y3", "gy"), Task("z", "gz")]
-    return DealGuard.for_tasks(tasks, lambda: set(done))
+def test_a_match_is_shown_once_the_rest_of_its_group_is_stored() -> None:
+    g = guard_of(set())
+    assert not g.shown("x1") and not g.shown("x2") and not g.shown("y1")
+    assert g.shown("z")  # a group of one: nothing else to wait for
+    assert not g.shown("unknown"), "a match the guard was never told about is hidden"
+    g.stored(["x1"])
+    assert g.shown("x2") and not g.shown("x1"), "x1's twin x2 is still to play"
+    g.stored(["y1"])
+    assert not g.shown("y3"), "one of two others stored is not enough"
+    g.stored(["y2"])
+    assert g.shown("y3")
+    g.stored(["x2"])
+    assert g.shown("x1") and g.shown("x2")
 
 
-def test_a_running_match_is_live_once_the_rest_of_its_group_is_done() -> None:
-    done: set[str] = set()
-    g = guard_of(done)
-    assert g.groups["x1"] == frozenset({"x1", "x2"}) and g.groups["z"] == frozenset({"z"})
-    assert not g.live("x1") and not g.live("x2") and not g.live("y1")
-    assert g.live("z")  # a group of one: nothing else to wait for
-    assert g.live("unknown")  # not in the schedule (serve): shown
-    done.add("x1")
-    g._cache = (0.0, set())
-    assert g.live("x2")
-    done.add("y1")
-    g._cache = (0.0, set())
-    assert not g.live("y3"), "one of two others done is not enough"
-    done.add("y2")
-    g._cache = (0.0, set())
-    assert g.live("y3")
+def test_a_group_that_grows_hides_its_stored_matches_again() -> None:
+    g = guard_of({"x1", "x2"})
+    assert g.shown("x1")
+    g.plan([Task("x3", "gx")])  # more of the same deal planned later (an adaptive round)
+    assert not g.shown("x1") and not g.shown("x2")
+    g.stored(["x3"])
+    assert g.shown("x1") and g.shown("x3")
 
 
-def test_a_stored_match_is_shown_once_its_whole_group_is_done() -> None:
-    done: set[str] = {"x1"}
-    g = guard_of(done)
-    assert not g.stored(Stored("x1"))  # its twin is still to play
-    assert g.stored(Stored("unknown"))
-    done.add("x2")
-    g._cache = (0.0, set())
-    assert g.stored(Stored("x1")) and g.stored(Stored("x2"))
-    assert not g.stored(Stored("y1"))
-
-
-def test_the_guard_asks_the_store_again_after_a_quarter_second() -> None:
-    done: set[str] = set()
-    calls: list[float] = []
-
-    def ask() -> set[str]:
-        calls.append(time.monotonic())
-        return set(done)
-
-    g = DealGuard.for_tasks([Task("x1", "gx"), Task("x2", "gx")], ask)
-    assert not g.live("x2") and len(calls) == 1
-    g.live("x2")
-    assert len(calls) == 1, "asked the store again at once"
-    done.add("x1")
-    g._cache = (time.monotonic() - 0.3, g._cache[1])  # the cache is older than its quarter second
-    assert g.live("x2") and len(calls) == 2
+def test_without_duplicate_deals_everything_is_shown() -> None:
+    g = DealGuard(duplicate=False)
+    assert g.shown("anything")
 
 
 def entry(match_id: str, hidden: bool) -> FeedEntry:
