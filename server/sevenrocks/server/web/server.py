@@ -110,10 +110,11 @@ class LiveSite:
 
     async def stop(self, ended: str | None = None) -> None:
         """Stop serving; ``ended`` is told to every open live page first (e.g. that the event has ended)."""
-        if ended is not None:
-            for ws in list(self._sockets):
-                with contextlib.suppress(ConnectionError, RuntimeError):
+        for ws in list(self._sockets):
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                if ended is not None:
                     await ws.send_json({"type": "ended", "text": ended})
+                await ws.close()  # so the handlers end now, not at the server's shutdown timeout
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
