@@ -85,6 +85,8 @@ def test_the_install_holds_no_extra(plain_venv: Path, tmp_path: Path) -> None:
 
 def test_every_command_of_the_readme_runs_on_the_plain_install(plain_venv: Path, tmp_path: Path) -> None:
     (tmp_path / "ev.toml").write_text(EVENT)
+    (tmp_path / "lg.toml").write_text(EVENT.replace("[event]\n", '[event]\nname = "lg"\n', 1)
+                                      + "[league]\nstop_after = 2\n")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -101,6 +103,7 @@ def test_every_command_of_the_readme_runs_on_the_plain_install(plain_venv: Path,
         ("duel", ["sevenrocks", "duel", "greedy", "random", "--elo0", "0", "--elo1", "10", "--max-matches", "4",
                   "--round", "1"]),
         ("loadtest", ["sevenrocks", "loadtest", "--matches", "12", "--concurrency", "12"]),
+        ("league", ["sevenrocks", "league", "lg.toml", "--db", "lg.db", "--out", "lg/"]),
     ]
     assert {name for name, _ in runs} | {"serve"} == readme_commands()
     failed = []
