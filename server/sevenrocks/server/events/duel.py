@@ -93,12 +93,15 @@ async def run_duel(
     on_match: Callable[[int, int], None] | None = None,
 ) -> DuelState:
     """Play the duel ``config`` (format ``duel``) until ``test`` decides or the schedule ends."""
-    from .tournament import open_run, run_loop
+    from .tournament import close_executor, open_run, run_loop
 
     tasks = build_schedule(config)
     observe = None if on_match is None else (lambda p: on_match(p.done, p.total) if p.outcome else None)
     run = open_run(config, store, executor, observe, fingerprint(tasks) + f"-duel-{round_pairs}", len(tasks),
                    keep_results=True)
     rounds = DuelRounds(config, tasks, test, round_pairs, on_round)
-    await run_loop(run, rounds)
+    try:
+        await run_loop(run, rounds)
+    finally:
+        await close_executor(executor)
     return rounds.state

@@ -350,9 +350,18 @@ async def run_event(
     try:
         return await _run_event(config, store, executor, observe, replay, preflight_logs, say, guard)
     finally:
-        close = getattr(executor, "close", None)
-        if close is not None and inspect.iscoroutinefunction(close):
-            await close()
+        await close_executor(executor)
+
+
+async def close_executor(executor: Executor) -> None:
+    """Close an executor that keeps its referee and bots up between rounds (:class:`.executor.LocalExecutor`).
+
+    Its gRPC server must stop on the event loop that runs it: one left for the garbage
+    collector after the loop has closed crashes the interpreter at exit.
+    """
+    close = getattr(executor, "close", None)
+    if close is not None and inspect.iscoroutinefunction(close):
+        await close()
 
 
 async def _run_event(
