@@ -7,7 +7,7 @@ the real loop (:func:`~sevenrocks.server.events.league.run_league`), changing th
 field twice on the way (a new entrant, a new version), and prints at every
 checkpoint the process's resident memory, the database's bytes, and the median
 milliseconds per match of the last stretch. The ratio column compares RSS with the
-first checkpoint (the baseline, measured in the same run); the issue asks for at
+first checkpoint (the baseline, measured in the same run); the target is at
 most 1.2x at 10,000 matches against 1,000.
 
     python bench/bench_league_soak.py                 # 10,000 matches (~10-20 min on a busy 2-core box)
@@ -106,7 +106,7 @@ def main() -> None:
         print(f"| {done} | {rss / 2**20:.1f} | {rss / base_rss:.3f}x | {size / 2**20:.1f} | {size / done:.0f} "
               f"| {ms:.1f} | {loop_ms:.2f} | {cpu_ms:.1f} |")
     print()
-    print(f"RSS after {rows[-1][0]} matches / after {rows[0][0]}: {rows[-1][1] / base_rss:.3f}x (the issue asks <= 1.2x); "
+    print(f"RSS after {rows[-1][0]} matches / after {rows[0][0]}: {rows[-1][1] / base_rss:.3f}x (the target: <= 1.2x); "
           f"load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall times include other work)")
 
 

@@ -3,7 +3,7 @@
 The command runs as a user would run it (a subprocess, real bot processes over gRPC,
 SQLite, the sandbox the machine has); the field is past the matrix limit, so the
 published pages list partners and opponents per bot instead of an n×n matrix.
-The 64-entrant run is the issue's (slow); the 16-entrant one is in the default suite.
+The 64-entrant run is the large-field target (slow); the 16-entrant one is in the default suite.
 """
 
 from __future__ import annotations

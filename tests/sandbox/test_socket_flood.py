@@ -5,7 +5,7 @@ the referee's socket as often as they can and hold every connection. Each bot di
 socket of its own that relays at most ``CONNECTIONS_PER_BOT`` connections (referee/gates.py),
 so the tournament's open files stay near what it needs for its own work, and every match
 of the innocent bots finishes clean. Before, the children held thousands of connections
-(the issue measured 19,632 of 20,000 file descriptors).
+(an attack run measured 19,632 of 20,000 file descriptors).
 """
 
 from __future__ import annotations
