@@ -62,9 +62,10 @@ def test_an_idle_worker_arena_closes_itself_and_its_bots(tmp_path: Path, monkeyp
     monkeypatch.setattr(cluster, "ARENA_IDLE_S", 0.5)
     config = small_event(1)
     spec = cluster.ArenaSpec("idle-test", config, str(tmp_path))
+    before = {p.pid for p in psutil.Process().children()}  # an earlier test's bots may still be exiting
     outcome = cluster.play_task(build_schedule(config)[0], spec)
     assert outcome.fault is None
-    bots = [p for p in psutil.Process().children() if is_launched_bot(p)]
+    bots = [p for p in psutil.Process().children() if is_launched_bot(p) and p.pid not in before]
     assert len(bots) == 3
     deadline = time.monotonic() + 60
     while "idle-test" in cluster._ARENAS and time.monotonic() < deadline:
