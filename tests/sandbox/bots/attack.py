@@ -7,9 +7,11 @@ connects (a bot whose memory or processes run out while it imports).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
+import socket
 import sys
 from collections.abc import Callable
 
@@ -37,6 +39,19 @@ class Attacker(Bot):
             self.at_first_move = False
             self.attack()
         return self.rng.choice(view.legal_moves())
+
+
+def connect(family: int, address: object) -> str:
+    """Try one stream connection: "ok", or the errno's name (what a probe reports, never raises)."""
+    s = socket.socket(family, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(address)
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno or 0, type(e).__name__)
+    finally:
+        s.close()
 
 
 def main(attack: Callable[[], None], at_first_move: bool = True) -> None:

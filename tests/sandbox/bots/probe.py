@@ -8,19 +8,7 @@ import os
 import resource
 import socket
 
-from attack import main, report
-
-
-def connect(family: int, address: object) -> str:
-    s = socket.socket(family, socket.SOCK_STREAM)
-    s.settimeout(5)
-    try:
-        s.connect(address)
-        return "ok"
-    except OSError as e:
-        return errno.errorcode.get(e.errno or 0, type(e).__name__)
-    finally:
-        s.close()
+from attack import connect, main, report
 
 
 def open_files() -> tuple[int, str]:

@@ -5,7 +5,7 @@ event database (SNOOP_DB: its path, as read from the harness's command line), th
 import os
 import socket
 
-from attack import main, report
+from attack import connect, main, report
 
 
 def read(path: str) -> bytes | None:
@@ -21,18 +21,6 @@ def listdir(path: str) -> list[str]:
         return sorted(os.listdir(path))
     except OSError:
         return []
-
-
-def connect(family: int, address: object) -> str:
-    s = socket.socket(family, socket.SOCK_STREAM)
-    s.settimeout(5)
-    try:
-        s.connect(address)
-        return "ok"
-    except OSError as e:
-        return type(e).__name__
-    finally:
-        s.close()
 
 
 def snoop() -> None:
