@@ -48,7 +48,7 @@ from .outcome import MatchOutcome
 #: Signals that come from outside the bot (a terminal, an operator, a supervisor): not a crash.
 OUTSIDE_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 #: How long a faulted match waits for its bot's process to show how it ended.
-EXIT_WAIT_S = 2.0
+EXIT_WAIT_S = 5.0
 #: How long the matches lost with one dead process wait for each other before the crash is charged.
 LOST_WAIT_S = 30.0
 #: The backoff between restarts never grows beyond this.

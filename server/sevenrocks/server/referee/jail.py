@@ -232,7 +232,20 @@ def supervise(spec: dict[str, object], argv: list[str]) -> None:
     kill_groups(groups)
     if os.WIFSIGNALED(status):
         pass_on(os.WTERMSIG(status))
-    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 255)
+    code = os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 255
+    if spec.get("bwrap") and code in BWRAP_SIGNALLED:
+        # bubblewrap reports a bot killed by signal N as exit code 128 + N: pass on
+        # the signal itself, so the harness sees one end however the bot was run
+        # (Ctrl-C reaching the bot is "from outside", not a crash). A bot that
+        # exits 130 on purpose gains nothing it could not get by killing itself.
+        pass_on(code - 128)
+    os._exit(code)
+
+
+#: The exit codes bubblewrap gives for a child killed by one of these signals.
+BWRAP_SIGNALLED = {128 + s for s in (signal.SIGHUP, signal.SIGINT, signal.SIGKILL, signal.SIGSEGV,
+                                     signal.SIGTERM, signal.SIGXCPU, signal.SIGXFSZ, signal.SIGABRT,
+                                     signal.SIGBUS, signal.SIGFPE, signal.SIGILL)}
 
 
 def pass_on(killed_by: int) -> None:
