@@ -35,6 +35,10 @@ bot = "random"
 """
 
 
+# Builds a wheel and a fresh venv (about 3 minutes): `tox -e slow`, which CI runs.
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="session")
 def plain_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A virtual environment holding the sevenrocks wheel and its base dependencies only."""

@@ -183,6 +183,7 @@ def results(db: Path) -> dict[str, tuple[Any, ...]]:
         con.close()
 
 
+@pytest.mark.slow  # two interrupted runs and a whole one; kill -9 resume of adaptive events is in the default suite
 def test_resume_after_ctrl_c_and_kill_9_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     config = toml_config(tmp_path / "event.toml", DETERMINISTIC, name="resume", deals=2, seed=5, concurrency=2)
     db, out = tmp_path / "resume.db", tmp_path / "out"

@@ -107,6 +107,7 @@ def round_of(match_id: str) -> int:
     return int(found.group(1))
 
 
+@pytest.mark.slow  # a long end-to-end run: `tox -e slow`, which CI runs
 def test_a_league_changes_its_field_survives_kill_9_and_publishes_its_final(tmp_path: Path) -> None:
     bots_dir = tmp_path / "bots"
     bots_dir.mkdir()

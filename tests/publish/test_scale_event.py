@@ -3,7 +3,8 @@
 The command runs as a user would run it (a subprocess, real bot processes over gRPC,
 SQLite, the sandbox the machine has); the field is past the matrix limit, so the
 published pages list partners and opponents per bot instead of an n×n matrix.
-The 64-entrant run is the large-field target (slow); the 16-entrant one is in the default suite.
+Both are in the slow set (`tox -e slow`, which CI runs): 64 entrants is the large-field target,
+16 the smallest field past the matrix limit.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def run_field(tmp_path: Path, entrants: int, budget: int, max_alive: int | None 
     return board
 
 
+@pytest.mark.slow
 def test_a_tournament_of_16_launched_entrants_finishes_and_publishes(tmp_path: Path) -> None:
     board = run_field(tmp_path, 16, 40)
     assert len(board["bots"]) >= 4
