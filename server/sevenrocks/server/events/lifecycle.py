@@ -28,7 +28,11 @@ with a launched bot's fault, what that fault was:
   running) is the bot's, as the referee adjudicated it.
 
 A bot that exits at once when (re)started is reported at once, not after the
-connect timeout.
+connect timeout. One that is still not connected at the connect timeout stops the
+event at start (most likely a wrong command line), unless it dialled its own
+socket to the referee (:mod:`..referee.gates`): then it ran, and staying out is its
+own doing (its processes holding every connection its socket allows): it is
+stopped, then restarted or withdrawn like a bot that crashed between matches.
 
 A large field (more launched entrants than ``[bots].max_alive``) is started
 lazily: a process starts when a match needs it, and when starting one would pass
@@ -287,12 +291,35 @@ class Supervisor:
             missing = [n for n in names if n not in connected and not self._killed_by_limit(n)]
             dead = [n for n in missing if n in self.slots and self.slots[n].bot is not None
                     and self.slots[n].bot.returncode is not None]  # type: ignore[union-attr]
+            if missing and not dead and time.monotonic() >= deadline:
+                # One that dialled its socket ran well enough: staying out is its own doing.
+                await asyncio.gather(*(self._stop_silent(self.slots[n]) for n in missing
+                                       if n in self.slots and self._dialled(self.slots[n])))
+                missing = [n for n in missing if not self._killed_by_limit(n)]
             if not missing or dead or time.monotonic() >= deadline:
                 if not missing:
                     took = time.monotonic() - spawned
                     self.start_times.extend(took for n in names if n in self.slots)
                 return missing
             await asyncio.sleep(0.02)
+
+    def _dialled(self, slot: Slot) -> str:
+        """How a live, unconnected process used its own socket, if it dialled it at all ('' if not)."""
+        made, cap = getattr(slot.bot.proc, "dialled", (0, 0)) if slot.bot is not None else (0, 0)
+        if not made:
+            return ""
+        return (f"it dialled its socket {made} time(s) but never joined the referee (at most {cap} connections "
+                "at once, [sandbox] connections_per_bot; its own processes may be holding them)")
+
+    async def _stop_silent(self, slot: Slot) -> None:
+        """Stop a started process that dialled but did not connect in time: its failure, not the event's.
+
+        :meth:`ready` then restarts it or withdraws it, like a bot killed by a limit."""
+        bot = slot.bot
+        if bot is None or bot.returncode is not None:
+            return
+        why = f"stopped: it did not connect within {self.config.time.connect_timeout_s:g} s; {self._dialled(slot)}"
+        await asyncio.to_thread(bot.proc.stop_for, why)
 
     def _killed_by_limit(self, name: str) -> bool:
         slot = self.slots.get(name)
@@ -417,12 +444,13 @@ class Supervisor:
             if bot.returncode is not None:
                 break
             await asyncio.sleep(0.02)
+        dialled = self._dialled(slot) if bot.returncode is None else ""
         if bot.returncode is None:
             bot.retired = True
             await asyncio.to_thread(bot.proc.terminate)
         slot.accounted.add(bot.generation)
         how = how_it_ended(bot) if not bot.retired else \
-            f"did not connect within {self.config.time.connect_timeout_s:g} s"
+            f"did not connect within {self.config.time.connect_timeout_s:g} s" + (f"; {dialled}" if dialled else "")
         tail = log_tail(slot.log_path)
         return self._crashed(slot, f"its restarted process {how}" + (f"; its log ends: {tail}" if tail else ""))
 
