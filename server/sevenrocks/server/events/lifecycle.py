@@ -195,6 +195,8 @@ class Verdict:
     #: The end of the crashed bot's log, stored with the fault (after why it was charged, when
     #: that needs saying: a signal from outside that was not excused).
     fault_log: str = ""
+    #: Voided because the crash was charged to another match (not counted toward MAX_VOIDS).
+    charged_elsewhere: bool = False
 
 
 class _NoSlot:
@@ -599,7 +601,7 @@ class Supervisor:
         for _outcome, fut in lost:
             if first is None or fut is not first[1]:
                 fut.set_result(Verdict(void=f"lost with {name}'s crashed process, whose crash is charged "
-                                            "to another match"))
+                                            "to another match", charged_elsewhere=True))
 
     # ------------------------------------------------------------------ recycling and stopping
 
