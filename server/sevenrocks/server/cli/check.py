@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from sevenrocks.sdk.convert import MAX_TARGET
 from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_command
 
 from ..check.run import PHASES, CheckSettings, run_check
@@ -31,7 +32,7 @@ Exit status: 0 when every phase passes, 1 on any failure, 2 for bad input.""")
               help="Milliseconds per decision in the normal phases, measured at the referee.")
 @click.option("--tight", "tight_ms", type=click.IntRange(min=1), default=200, show_default=True,
               help="Milliseconds per decision in the tight-clock phase.")
-@click.option("--target", type=click.IntRange(min=1), default=250, show_default=True,
+@click.option("--target", type=click.IntRange(1, MAX_TARGET), default=250, show_default=True,
               help="Points to win in the whole-match phases.")
 @click.option("--seed", type=int, default=1, show_default=True, help="Deals and scripted positions come from this seed.")
 @click.option("--connect-timeout", type=click.FloatRange(min=0.1), default=20.0, show_default=True,

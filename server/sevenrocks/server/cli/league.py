@@ -22,6 +22,7 @@ from ..events.league import League, Standings, load_league, run_league
 from ..events.schedule import MatchTask
 from ..events.store import Store, StoreError, explain
 from ..events.tournament import Progress
+from ..referee.dealguard import DealGuard
 from ..referee.launch import LaunchError
 from ..referee.sandbox import MODES, SandboxError
 from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
@@ -121,6 +122,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
         loop.add_signal_handler(signal.SIGHUP, game.reload.set)
         referees: list[Any] = []
         arena: Any = None
+        guard = _deal_guard(game)  # one rule for the spectator feed and the live pages
         closing: Any = None
         if cluster is not None:
             from ..events.cluster import ClusterExecutor
@@ -143,7 +145,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
 
             arena = LeagueArena(config, logs, config.concurrency, listen, game.say, tls,
                                 os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, referees.append,
-                                harness_files(db_path, out_dir), game.say)
+                                harness_files(db_path, out_dir), game.say, guard=guard)
 
             async def to_arena(entrants: Sequence[Entrant]) -> None:
                 if arena.referee is None:
@@ -153,7 +155,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
 
             game.executor, game.update_executor, game.available = arena, to_arena, arena.available
             closing = arena
-        site = await _start_web(game, web, web_token, logs, referees) if web is not None else None
+        site = await _start_web(game, web, web_token, logs, referees, guard) if web is not None else None
         try:
             await run_league(game, None if quiet else _Reporter(game))
         finally:
@@ -180,15 +182,14 @@ class _Reporter:
             click.echo(f"{p.report.entrant} {p.report.reason}", err=True)
 
 
-async def _start_web(game: League, web: tuple[str, int], token: str | None, logs: Path,
-                     referees: list[Any]) -> Any:
-    """The live site beside the league; the deal guard learns each planned round's duplicate groups."""
-    from ..web.author import AuthorPages, author_token, league_secret
-    from ..referee.dealguard import DealGuard
-    from ..web.server import LiveSite, viewer_token, viewer_url
+def _deal_guard(game: League) -> DealGuard:
+    """The league's deal guard, told each round's duplicate groups as planned and its matches once it ends.
 
+    The arena's spectator feed and the live site both ask it (a duplicate match is
+    shown only once every other match of its deal is stored); without it the feed
+    showed no duplicate match at all, ever."""
     name = game.config.name
-    guard = DealGuard(game.config.duplicate)  # the one rule of the live pages and the spectator feed
+    guard = DealGuard(game.config.duplicate)
     earlier = game.store.matches([name])  # stored before this run: their groups are complete
     guard.plan(earlier)
     guard.stored(m.match_id for m in earlier)
@@ -196,16 +197,32 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
     def planned(tasks: Sequence[MatchTask]) -> None:
         guard.plan(tasks)
 
-    shown_log: dict[str, int] = {}
-
     def ended(tasks: Sequence[MatchTask]) -> None:
         # Every match of the round is stored or never will be: all of them may be shown.
         guard.stored(t.match_id for t in tasks)
+
+    game.on_planned, game.on_round_end = planned, ended
+    return guard
+
+
+async def _start_web(game: League, web: tuple[str, int], token: str | None, logs: Path,
+                     referees: list[Any], guard: DealGuard) -> Any:
+    """The live site beside the league, showing what ``guard`` allows (see :func:`_deal_guard`)."""
+    from ..web.author import AuthorPages, author_token, league_secret
+    from ..web.server import LiveSite, viewer_token, viewer_url
+
+    name = game.config.name
+    shown_log: dict[str, int] = {}
+    round_end = game.on_round_end
+
+    def ended(tasks: Sequence[MatchTask]) -> None:
+        if round_end is not None:
+            round_end(tasks)
         for e in game.field_:  # authors see their bot's log up to here: no group of it is in play now
             path = logs / f"{e.name}.log"
             shown_log[e.name] = path.stat().st_size if path.is_file() else 0
 
-    game.on_planned, game.on_round_end = planned, ended
+    game.on_round_end = ended
     host, port = web
     token = viewer_token(host, token)
     site = LiveSite(lambda: referees[0].feed if referees else None, game.store, name, guard, token, logs,

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from sevenrocks.sdk.convert import MAX_TARGET
+
 
 @click.command("loadtest")
 @click.option("--matches", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -19,7 +21,7 @@ import click
 @click.option("--bot", default="random", show_default=True, help="Registered bot each of the four processes runs.")
 @click.option("--max-seats", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seats each bot process accepts at once (its Hello); 0: the referee's default (1024).")
-@click.option("--target", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--target", type=click.IntRange(1, MAX_TARGET), default=50, show_default=True,
               help="Points to win a match (lower: shorter matches).")
 @click.option("--max-streams", type=click.IntRange(min=1), default=None, help="Bot streams the referee accepts at once.")
 @click.option("--seed", type=int, default=1, show_default=True)

@@ -12,6 +12,7 @@ from typing import Literal
 
 import click
 
+from sevenrocks.sdk.convert import MAX_TARGET
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Play, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_seat
@@ -90,7 +91,7 @@ Examples:
                    "a command line, or stdio:COMMAND LINE for a program speaking JSON lines on "
                    "stdin/stdout (docs/protocol.md). Seven Rocks takes 4 seats; fives 2 to 4.")
 @click.option("--ruleset", type=click.Choice(RULESET_NAMES), default=SEVEN_ROCKS, show_default=True)
-@click.option("--target", type=click.IntRange(min=1), default=250, show_default=True, help="Points to win.")
+@click.option("--target", type=click.IntRange(1, MAX_TARGET), default=250, show_default=True, help="Points to win.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Deals and lots come from this seed.")
 @click.option("--match-id", default=None, help="Default: match-<seed>.")
 @click.option("--records", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from sevenrocks.sdk.convert import MAX_TARGET
 from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.registry import bot_names, load_bot
 from sevenrocks.sdk.rules import RULESET_NAMES, Ruleset, make_ruleset
@@ -45,7 +46,7 @@ def seat_policies(ruleset: Ruleset, policies: list[str]) -> list[str]:
               help="Comma-separated bots, one per side or seat, repeated round the table when fewer: "
                    f"registered names ({', '.join(bot_names()) or 'none installed'}), module:Class "
                    "(found from the current directory first) or path/to/file.py:Class.")
-@click.option("--target", type=click.IntRange(1), default=250, show_default=True)
+@click.option("--target", type=click.IntRange(1, MAX_TARGET), default=250, show_default=True)
 @click.option("--records", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write one record per match into this folder.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar.")

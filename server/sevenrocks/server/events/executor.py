@@ -245,6 +245,13 @@ class TooManyVoids(RuntimeError):
 
 
 def check_voids(counts: dict[str, int], report: Voided) -> None:
+    """Stop the event when one match was voided :data:`MAX_VOIDS` times by what nobody answers for.
+
+    A void whose crash was charged to another match is not counted (``Voided.counted``):
+    a bot could otherwise stop every event by crashing in one match again and again,
+    and the crash rules bound those voids already."""
+    if not report.counted:
+        return
     n = counts[report.task.match_id] = counts.get(report.task.match_id, 0) + 1
     if n >= MAX_VOIDS:
         raise TooManyVoids(f"match {report.task.match_id} was voided {n} times (the last: {report.reason}); "
@@ -279,7 +286,7 @@ async def supervised_play(referee: Any, sup: Any, task: MatchTask) -> list[Repor
     outcome = outcome_of(task, m, time.perf_counter() - started)
     verdict = await sup.judge(outcome, generations)
     if verdict.void is not None:
-        return [*reports, Voided(task, verdict.void)]
+        return [*reports, Voided(task, verdict.void, counted=not verdict.charged_elsewhere)]
     if verdict.fault_log:
         outcome = dataclasses.replace(outcome, fault_log=verdict.fault_log)
     return [*reports, outcome, *(Withdrawn(n, r) for n, r in verdict.withdrawn)]

@@ -44,6 +44,9 @@ class LeagueArena:
     report: Callable[[str], None] | None = None
     #: Entrants withdrawn (crashes) before a round: their tables are skipped (set by the loop).
     withdrawn: set[str] = field(default_factory=set)
+    #: The league's deal guard (:mod:`..referee.dealguard`): what the referee's spectator feed may
+    #: show of a duplicate deal (None: nothing of one, ever). The league loop feeds it.
+    guard: Any = None
     referee: Any = None
     supervisor: Any = None
     _tokens: dict[str, str] = field(default_factory=dict)
@@ -62,6 +65,7 @@ class LeagueArena:
                                                          cfg.time.connect_timeout_s),
                                FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
                                spectator_token=self.spectator_token)
+        self.referee.feed.guard = self.guard
         # The sandbox is opened for launched bots even if none is launched yet: one may join later.
         self._sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
                                                 self.log_dir, self.report)

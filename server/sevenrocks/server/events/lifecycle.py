@@ -16,12 +16,23 @@ with a launched bot's fault, what that fault was:
 * **an infrastructure fault** (its process was stopped by SIGINT, SIGTERM or
   SIGHUP from outside, e.g. Ctrl-C in the terminal reaching the whole process
   group, or the referee shutting down): the match is voided and played again,
-  never charged. The bot is restarted without counting a crash.
+  never charged. The bot is restarted without counting a crash. A bot can send
+  itself those signals, though (to have a match it is losing played again, or to
+  stop the event through :data:`~.executor.MAX_VOIDS`), so such a death is excused
+  only when it looks like one: another entrant's process died of an outside
+  signal within :data:`TOGETHER_S` seconds of it (a Ctrl-C reaches every bot),
+  and at most :data:`OUTSIDE_EXCUSED` time(s) per entrant in one run of the
+  event. Any other death by those signals is charged like a crash, the stored
+  fault's log saying why.
 * anything else (a timeout, an illegal move, a disconnect of a bot that is still
   running) is the bot's, as the referee adjudicated it.
 
 A bot that exits at once when (re)started is reported at once, not after the
-connect timeout.
+connect timeout. One that is still not connected at the connect timeout stops the
+event at start (most likely a wrong command line), unless it dialled its own
+socket to the referee (:mod:`..referee.gates`): then it ran, and staying out is its
+own doing (its processes holding every connection its socket allows): it is
+stopped, then restarted or withdrawn like a bot that crashed between matches.
 
 A large field (more launched entrants than ``[bots].max_alive``) is started
 lazily: a process starts when a match needs it, and when starting one would pass
@@ -47,6 +58,10 @@ from .outcome import MatchOutcome
 
 #: Signals that come from outside the bot (a terminal, an operator, a supervisor): not a crash.
 OUTSIDE_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+#: Deaths by an outside signal excused (voided, nobody charged) per entrant in one run of an event.
+OUTSIDE_EXCUSED = 1
+#: An outside signal is excused only if another entrant's process died of one this close in time.
+TOGETHER_S = 5.0
 #: How long a faulted match waits for its bot's process to show how it ended.
 EXIT_WAIT_S = 5.0
 #: How long the matches lost with one dead process wait for each other before the crash is charged.
@@ -103,10 +118,14 @@ class LaunchedBot:
         self.retired = False
         #: Stopped to make room or to recycle: the next process of this entrant is a planned start.
         self.parked = False
+        #: When its end was first seen (monotonic): deaths seen together are one outside stop.
+        self.ended_at: float | None = None
 
     @property
     def returncode(self) -> int | None:
         code: int | None = self.proc.returncode
+        if code is not None and self.ended_at is None:
+            self.ended_at = time.monotonic()
         return code
 
     @property
@@ -158,6 +177,8 @@ class Slot:
     bots: dict[int, LaunchedBot] = field(default_factory=dict)
     #: When a match last began with this entrant (least recently used is stopped first).
     last_used: float = 0.0
+    #: Generations whose death by an outside signal was excused (see :meth:`Supervisor._outside`).
+    excused: set[int] = field(default_factory=set)
 
     def alive(self) -> bool:
         """A process is running (or starting) for this entrant and was not stopped on purpose."""
@@ -171,8 +192,11 @@ class Verdict:
     void: str | None = None
     #: Entrants withdrawn by this match's crash.
     withdrawn: tuple[tuple[str, str], ...] = ()
-    #: The end of the crashed bot's log, stored with the fault.
+    #: The end of the crashed bot's log, stored with the fault (after why it was charged, when
+    #: that needs saying: a signal from outside that was not excused).
     fault_log: str = ""
+    #: Voided because the crash was charged to another match (not counted toward MAX_VOIDS).
+    charged_elsewhere: bool = False
 
 
 class _NoSlot:
@@ -217,6 +241,9 @@ class Supervisor:
         self.start_times: list[float] = []
         #: Processes stopped to make room for others.
         self.evictions = 0
+        #: (entrant, generation) -> whether its death by an outside signal is charged, and why
+        #: (decided once, however many matches the process was playing).
+        self._outside_verdicts: dict[tuple[str, int], asyncio.Task[str | None]] = {}
 
     # ------------------------------------------------------------------ starting
 
@@ -266,12 +293,35 @@ class Supervisor:
             missing = [n for n in names if n not in connected and not self._killed_by_limit(n)]
             dead = [n for n in missing if n in self.slots and self.slots[n].bot is not None
                     and self.slots[n].bot.returncode is not None]  # type: ignore[union-attr]
+            if missing and not dead and time.monotonic() >= deadline:
+                # One that dialled its socket ran well enough: staying out is its own doing.
+                await asyncio.gather(*(self._stop_silent(self.slots[n]) for n in missing
+                                       if n in self.slots and self._dialled(self.slots[n])))
+                missing = [n for n in missing if not self._killed_by_limit(n)]
             if not missing or dead or time.monotonic() >= deadline:
                 if not missing:
                     took = time.monotonic() - spawned
                     self.start_times.extend(took for n in names if n in self.slots)
                 return missing
             await asyncio.sleep(0.02)
+
+    def _dialled(self, slot: Slot) -> str:
+        """How a live, unconnected process used its own socket, if it dialled it at all ('' if not)."""
+        made, cap = getattr(slot.bot.proc, "dialled", (0, 0)) if slot.bot is not None else (0, 0)
+        if not made:
+            return ""
+        return (f"it dialled its socket {made} time(s) but never joined the referee (at most {cap} connections "
+                "at once, [sandbox] connections_per_bot; its own processes may be holding them)")
+
+    async def _stop_silent(self, slot: Slot) -> None:
+        """Stop a started process that dialled but did not connect in time: its failure, not the event's.
+
+        :meth:`ready` then restarts it or withdraws it, like a bot killed by a limit."""
+        bot = slot.bot
+        if bot is None or bot.returncode is not None:
+            return
+        why = f"stopped: it did not connect within {self.config.time.connect_timeout_s:g} s; {self._dialled(slot)}"
+        await asyncio.to_thread(bot.proc.stop_for, why)
 
     def _killed_by_limit(self, name: str) -> bool:
         slot = self.slots.get(name)
@@ -325,8 +375,11 @@ class Supervisor:
                         if bot is not None and bot.generation not in slot.accounted:
                             # Died between matches (or its match has not been adjudicated yet).
                             slot.accounted.add(bot.generation)
-                            if not bot.retired and not bot.outside_signal():
-                                reason = self._crashed(slot, f"its process {how_it_ended(bot)} between matches")
+                            charge = None if bot.retired else (
+                                await self._outside(slot, bot) if bot.outside_signal() else "")
+                            if charge is not None:
+                                reason = self._crashed(slot, f"its process {how_it_ended(bot)} between matches"
+                                                             + (f" ({charge})" if charge else ""))
                                 if reason:
                                     out.append((name, reason))
                                     break
@@ -393,12 +446,13 @@ class Supervisor:
             if bot.returncode is not None:
                 break
             await asyncio.sleep(0.02)
+        dialled = self._dialled(slot) if bot.returncode is None else ""
         if bot.returncode is None:
             bot.retired = True
             await asyncio.to_thread(bot.proc.terminate)
         slot.accounted.add(bot.generation)
         how = how_it_ended(bot) if not bot.retired else \
-            f"did not connect within {self.config.time.connect_timeout_s:g} s"
+            f"did not connect within {self.config.time.connect_timeout_s:g} s" + (f"; {dialled}" if dialled else "")
         tail = log_tail(slot.log_path)
         return self._crashed(slot, f"its restarted process {how}" + (f"; its log ends: {tail}" if tail else ""))
 
@@ -461,9 +515,11 @@ class Supervisor:
             if bot.retired or self.closing:
                 return Verdict(void=f"{name}'s process was stopped by the harness during the match")
             if bot.outside_signal():
-                slot.accounted.add(gen)
-                return Verdict(void=f"{name}'s process {describe_returncode(code)} from outside the harness "
-                                    "(not a crash: nobody is charged)")
+                charge = await self._outside(slot, bot)
+                if charge is None:
+                    slot.accounted.add(gen)
+                    return Verdict(void=f"{name}'s process {describe_returncode(code)} from outside the harness "
+                                        "(not a crash: nobody is charged)")
             fut: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
             self._lost.setdefault((name, gen), []).append((outcome, fut))
         finally:
@@ -473,6 +529,51 @@ class Supervisor:
         except TimeoutError:  # a match of that process never reported: decide with what is in
             self._decide((name, gen))
             return await fut
+
+    def _outside(self, slot: Slot, bot: LaunchedBot) -> asyncio.Task[str | None]:
+        """Whether a death by SIGINT, SIGTERM or SIGHUP is charged: None if excused, else why it is not.
+
+        Excused (see the module docstring) only when another entrant's process died of
+        such a signal within :data:`TOGETHER_S` seconds, at most :data:`OUTSIDE_EXCUSED`
+        time(s) per entrant: a Ctrl-C reaches every bot once, a bot signalling itself
+        reaches only itself. Waits up to :data:`TOGETHER_S` for the others to show it.
+        Decided once per process, however many of its matches ask.
+        """
+        key = (slot.name, bot.generation)
+        task = self._outside_verdicts.get(key)
+        if task is None:
+            task = self._outside_verdicts[key] = asyncio.ensure_future(self._judge_outside(slot, bot))
+        return task
+
+    async def _judge_outside(self, slot: Slot, bot: LaunchedBot) -> str | None:
+        sig = describe_returncode(bot.returncode).removeprefix("was killed by ")
+        if len(slot.excused) >= OUTSIDE_EXCUSED:
+            return (f"charged as a crash: {sig} from outside is excused {OUTSIDE_EXCUSED} time(s) per entrant "
+                    "in an event, and this entrant's processes used that up")
+        deadline = time.monotonic() + TOGETHER_S
+        while True:
+            died = bot.ended_at if bot.ended_at is not None else time.monotonic()
+            for other in self.slots.values():
+                if other is slot:
+                    continue
+                for b in list(other.bots.values()):
+                    if (not b.retired and b.outside_signal() and b.ended_at is not None
+                            and abs(b.ended_at - died) <= TOGETHER_S):
+                        slot.excused.add(bot.generation)
+                        return None
+            if time.monotonic() >= deadline or self.closing:
+                break
+            await asyncio.sleep(0.05)
+        if self.closing:  # the harness is stopping: nobody is charged
+            return None
+        return (f"charged as a crash: {sig}, but no other entrant's process was stopped by a signal "
+                f"within {TOGETHER_S:g} s, so it did not come from outside (a bot may not stop itself to "
+                "have a match played again)")
+
+    def _outside_note(self, key: tuple[str, int]) -> str:
+        """Why a death by an outside signal was charged (empty for any other crash)."""
+        task = self._outside_verdicts.get(key)
+        return (task.result() or "") if task is not None and task.done() and not task.cancelled() else ""
 
     def _resolve(self, key: tuple[str, int]) -> None:
         if self._running.get(key, 0) <= 0 and self._lost.get(key):
@@ -488,16 +589,19 @@ class Supervisor:
         if gen not in slot.charged:
             first = min(lost, key=lambda x: (x[0].lost_turn_sent_at is None, x[0].lost_turn_sent_at or 0.0))
             slot.charged.add(gen)
+            counted = gen in slot.accounted  # already counted when a match of it was being made ready
             slot.accounted.add(gen)
             bot = slot.bot
             how = describe_returncode(bot.returncode if bot is not None and bot.generation == gen else None)
-            reason = self._crashed(slot, f"its process {how}")
+            note = self._outside_note(key)
+            reason = None if counted else self._crashed(slot, f"its process {how}" + (f" ({note})" if note else ""))
+            tail = log_tail(slot.log_path)
             first[1].set_result(Verdict(withdrawn=((name, reason),) if reason else (),
-                                        fault_log=log_tail(slot.log_path)))
+                                        fault_log=f"{note}\n{tail}" if note else tail))
         for _outcome, fut in lost:
             if first is None or fut is not first[1]:
                 fut.set_result(Verdict(void=f"lost with {name}'s crashed process, whose crash is charged "
-                                            "to another match"))
+                                            "to another match", charged_elsewhere=True))
 
     # ------------------------------------------------------------------ recycling and stopping
 

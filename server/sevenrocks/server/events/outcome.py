@@ -45,6 +45,10 @@ class Voided:
 
     task: MatchTask
     reason: str
+    #: Counted toward :data:`~.executor.MAX_VOIDS`. Not when the death that voided it was charged
+    #: to another match: the crash rules (restarts, withdrawal) bound those already, and a bot
+    #: must not stop the event by crashing in the same match again and again.
+    counted: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -561,11 +561,17 @@ class Store:
                 "event another [event] name")
         if changed:
             parts = [f"{name}: {'; '.join(d)}" for name, d in changed.items()]
-            names = " ".join(f"--replay {n}" for n in changed)
+            if config.schedule.mode == "adaptive":  # --replay is refused there (rounds were planned from them)
+                remedy = ("An adaptive event cannot replay them (--replay is refused: its later rounds were "
+                          "planned from their results): restore what changed to resume this event, or play the "
+                          "changed field as a new event (another [event] name)")
+            else:
+                names = " ".join(f"--replay {n}" for n in changed)
+                remedy = (f"Run again with {names} to play their matches again under the new identity (the old "
+                          "results are kept as history), or restore what changed")
             raise IdentityChanged(
                 f"entrant(s) of event {config.name!r} changed since their matches were stored: {' | '.join(parts)}. "
-                f"Run again with {names} to play their matches again under the new identity (the old results "
-                "are kept as history), or restore what changed")
+                + remedy)
         missing = [n for n, st in states.items() if st.identity is None and n in identities]
         if missing:
             with self.transaction():

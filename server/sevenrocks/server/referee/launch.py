@@ -311,6 +311,26 @@ class BotProcess:
             self.process.wait()
         self._release()
 
+    def stop_for(self, why: str) -> int | None:
+        """Kill the bot for a failure of its own the harness found (``why`` becomes its :attr:`exit_detail`).
+
+        SIGKILL, not SIGTERM: a death by SIGTERM reads as a stop from outside, which
+        is nobody's fault."""
+        if self._killed_for is None:
+            self._killed_for = why
+        self.kill()
+        return self.returncode
+
+    @property
+    def dialled(self) -> tuple[int, int]:
+        """Connections to its own socket: (made so far, allowed at once); (0, 0) without one (``off``).
+
+        A bot that dialled and still has not joined the referee got its command
+        right: what keeps it out is its own doing (e.g. its processes hold every
+        connection its socket allows)."""
+        gate = self._prepared.gate if self._prepared is not None else None
+        return (gate.accepted, gate.cap) if gate is not None else (0, 0)
+
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait for the process to exit by itself; None if it is still running after ``timeout``."""
         if self.process is None:
