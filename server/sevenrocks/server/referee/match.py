@@ -197,25 +197,31 @@ class MatchRun:
         bank = self.bank_left[seat] if self.bank_left is not None else 0
         limit_ms = tc.per_move_ms + bank
         rid = next(self.referee.request_ids)
-        fut: asyncio.Future[Move | Fault] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Move | Fault] = loop.create_future()
         pending = link.pending = Pending(rid, fut, moves, limit_ms / 1000)
+        pending.due = loop.time() + 2 * pending.limit_s  # until the stream takes it: one more limit of grace
         session.send_turn(turn_msg(self.match_id, seat, rid, self.game.round, moves, tc.per_move_ms, bank), pending)
         t0 = time.perf_counter()
-        answer: Move | Fault
-        try:
-            async with asyncio.timeout(2 * limit_ms / 1000) as timer:
-                pending.timer = timer  # Pending.start() moves the deadline to hand-off + limit
-                answer = await fut
-        except TimeoutError:
-            if fut.done() and not fut.cancelled():  # answered in time; the deadline fired before this task resumed
-                answer = fut.result()
-            elif session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
-                answer = await fut
-            else:
+
+        def expire() -> None:
+            """The timer: re-armed if the hand-off moved the deadline, else the turn times out."""
+            if fut.done():
+                return
+            if loop.time() < pending.due:
+                pending.timer = loop.call_at(pending.due, expire)
+            elif not session.losing:  # a dying stream's own fault (crash/disconnect) is on its way
                 link.pending = None
                 link.late.add(rid)
-                answer = Fault(seat, FaultCause.TIMEOUT,
-                               f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
+                fut.set_result(Fault(seat, FaultCause.TIMEOUT,
+                                     f"round {self.game.round}, request {rid}: no move within {limit_ms} ms"))
+
+        # The earliest the answer can be due (handed off at once); one timer per turn, no reschedule.
+        pending.timer = loop.call_at(loop.time() + pending.limit_s, expire)
+        try:
+            answer = await fut
+        finally:
+            pending.timer.cancel()
         # The clock stops when the answer arrived (Session.on_move), not when this task
         # resumes: a busy referee's own scheduling is never charged to the bot.
         ms = ((pending.answered_at or time.perf_counter()) - (pending.sent_at or t0)) * 1000

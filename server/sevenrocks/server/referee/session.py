@@ -42,7 +42,11 @@ class Pending:
     """An outstanding TurnRequest: answered once, through ``future``.
 
     Its clock starts when the stream takes the request (:meth:`start`), which moves
-    the deadline of the ``timer`` the referee is waiting under.
+    ``due``, the loop time by which the answer must be in; until then it is due one
+    more limit later (a stream that takes nothing gets one limit of grace). The
+    match's one ``timer`` per turn reads ``due`` when it fires and re-arms itself if
+    the hand-off moved it (:meth:`.match.MatchRun.ask`): a turn answered in time
+    costs one timer, never a reschedule.
     """
 
     request_id: int
@@ -51,14 +55,16 @@ class Pending:
     limit_s: float = 0.0
     #: perf_counter() when the request was handed to the stream.
     sent_at: float | None = None
-    timer: asyncio.Timeout | None = None
+    #: The event loop's time by which the answer is due.
+    due: float = 0.0
+    timer: asyncio.TimerHandle | None = None
     #: perf_counter() when the bot's answer arrived.
     answered_at: float | None = None
 
-    def start(self, now: float) -> None:
+    def start(self, now: float, loop_now: float) -> None:
+        """The stream took the request at ``now`` (perf_counter) / ``loop_now`` (the loop's clock)."""
         self.sent_at = now
-        if self.timer is not None and not self.future.done():
-            self.timer.reschedule(asyncio.get_running_loop().time() + self.limit_s)
+        self.due = loop_now + self.limit_s
 
 
 @dataclass(slots=True)
@@ -162,8 +168,9 @@ class Session:
     def _handed_off(self) -> None:
         if self._unflushed:
             now = time.perf_counter()
+            loop_now = asyncio.get_running_loop().time()
             for p in self._unflushed:
-                p.start(now)
+                p.start(now, loop_now)
             self._unflushed = []
 
     async def next_batch(self) -> bytes | None:
