@@ -77,6 +77,8 @@ class Echo:
         try:
             while True:
                 n, done = await self.jobs.get()
+                if n < 0:  # close(): end the stream before the server stops (no cancelled handler to log)
+                    return
                 times = []
                 for _ in range(n):
                     t0 = time.perf_counter()
@@ -86,6 +88,10 @@ class Echo:
                 done.set_result(times)
         finally:
             reader.cancel()
+
+    async def close(self) -> None:
+        await self.jobs.put((-1, asyncio.get_running_loop().create_future()))
+        await asyncio.sleep(0.1)
 
     async def run(self, n: int) -> list[float]:
         done: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
@@ -136,6 +142,7 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         await referee.stop()
         for b in bots:
             b.terminate()
+        await echo.close()
         echo_client.kill()
         await server.stop(0)
 
