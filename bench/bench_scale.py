@@ -37,6 +37,7 @@ from typing import Any
 
 import grpc
 from bench_referee import ECHO_CLIENT, Echo  # the echo of the referee bench, reused
+from headline import headline
 
 from sevenrocks.server.events.cluster import ClusterExecutor
 from sevenrocks.server.events.config import EventConfig, parse_config
