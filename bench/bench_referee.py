@@ -8,9 +8,11 @@ sending the TurnRequest to receiving the Move, the same span as the echo's round
 trip, and the wall time per decision adds the referee's own work between decisions
 (engine, records, events to every seat). Echo batches and matches alternate so that
 machine noise hits both alike; medians are quoted. Then matches/s with four random
-bot processes at 1, 4 and 16 concurrent matches, each level against bench_scale's
-echo over as many streams (one client process and one message in flight each):
-decisions/s as a share of the echo's round trips/s.
+bot processes at 1, 4 and 16 concurrent matches (``--levels``), each level against bench_scale's
+echo over as many streams (one client process and one message in flight each, at most
+16): decisions/s as a share of the echo's round trips/s, and the referee process's CPU
+per decision against the echo server process's CPU per round trip (both in process,
+their clients in other processes).
 
     python bench/bench_referee.py [--reps 5] [--echoes 600]
 """
@@ -75,6 +77,8 @@ class Echo:
         try:
             while True:
                 n, done = await self.jobs.get()
+                if n < 0:  # close(): end the stream before the server stops (no cancelled handler to log)
+                    return
                 times = []
                 for _ in range(n):
                     t0 = time.perf_counter()
@@ -84,6 +88,10 @@ class Echo:
                 done.set_result(times)
         finally:
             reader.cancel()
+
+    async def close(self) -> None:
+        await self.jobs.put((-1, asyncio.get_running_loop().create_future()))
+        await asyncio.sleep(0.1)
 
     async def run(self, n: int) -> list[float]:
         done: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
@@ -134,11 +142,13 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         await referee.stop()
         for b in bots:
             b.terminate()
+        await echo.close()
         echo_client.kill()
         await server.stop(0)
 
 
-async def throughput(concurrency: int, total: int) -> tuple[float, float]:
+async def throughput(concurrency: int, total: int) -> tuple[float, float, float]:
+    """(matches/s, decisions/s, the referee process's CPU µs per decision) at ``concurrency``."""
     names = [f"r{i}" for i in range(4)]
     referee = Referee({n: f"t-{n}" for n in names}, TimeControl(per_move_ms=5000))
     port = await referee.start()
@@ -154,10 +164,10 @@ async def throughput(concurrency: int, total: int) -> tuple[float, float]:
                 m = await referee.play_match(f"c{concurrency}-{i}", make_ruleset(), i, names)
                 decisions += sum(len(v) for v in m.decision_ms.values())
 
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         await asyncio.gather(*(one(i) for i in range(total)))
-        wall = time.perf_counter() - t0
-        return total / wall, decisions / wall
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        return total / wall, decisions / wall, cpu * 1e6 / decisions
     finally:
         await referee.stop()
         for p in procs:
@@ -173,9 +183,17 @@ async def main() -> None:
     parser.add_argument("--reps", type=int, default=5, help="echo batches / matches, alternating")
     parser.add_argument("--echoes", type=int, default=600, help="echo round trips per batch")
     parser.add_argument("--decision-only", action="store_true", help="only the decision-cost table (bench/run.py table)")
+    parser.add_argument("--throughput-only", action="store_true", help="only the throughput table")
+    parser.add_argument("--levels", default="1,4,16", help="concurrent matches of the throughput table")
     args = parser.parse_args()
+    if not args.throughput_only:
+        await decision_table(args.reps, args.echoes)
+    if not args.decision_only:
+        await throughput_table([int(x) for x in args.levels.split(",")])
 
-    c = await decision_cost(args.reps, args.echoes)
+
+async def decision_table(reps: int, echoes: int) -> None:
+    c = await decision_cost(reps, echoes)
     print(f"decision cost over gRPC (medians of {c['n_echo']} echo round trips and "
           f"{c['n_dec']} decisions per bot)\n")
     rows = [
@@ -191,21 +209,25 @@ async def main() -> None:
         print(f"| {label:<54} | {ms:7.3f} | {ms / c['echo']:6.2f} |")
     headline("SDK decision vs bare grpc.aio echo", f"{c['sdk'] / c['echo']:.2f}x", "<= 1.25x",
              f"{c['sdk']:.3f} vs {c['echo']:.3f} ms, medians")
-    if args.decision_only:
-        return
+
+
+async def throughput_table(levels: list[int]) -> None:
     print("\nthroughput: seven-rocks, four random-bot processes (one per seat), per_move 5 s; the baseline at\n"
           "each level C: bench_scale's echo over C streams to C client processes, one message in flight on\n"
           "each, measured just before (round trips/s)\n")
     from bench_scale import echo_run  # the concurrent echo (imports this module's Echo)
 
     print(f"| {'concurrent matches':>18} | {'matches/s':>9} | {'decisions/s':>11} | {'echo round trips/s':>18} "
-          f"| {'decisions vs echo':>17} |")
-    print(f"|{'-' * 20}|{'-' * 11}|{'-' * 13}|{'-' * 20}|{'-' * 19}|")
-    for conc, total in ((1, 6), (4, 16), (16, 48)):
-        e = await echo_run(conc, total=max(4000, 250 * conc), streams=conc)
+          f"| {'decisions vs echo':>17} | {'referee CPU us/decision':>23} | {'echo server CPU us/round trip':>29} "
+          f"| {'CPU vs echo':>11} |")
+    print(f"|{'-' * 20}|{'-' * 11}|{'-' * 13}|{'-' * 20}|{'-' * 19}|{'-' * 25}|{'-' * 31}|{'-' * 13}|")
+    for conc in levels:
+        total = {1: 6, 4: 16}.get(conc, 3 * conc)
+        e = await echo_run(conc, total=max(4000, 250 * conc), streams=min(conc, 16))
         eps = e["n"] / e["wall"]
-        mps, dps = await throughput(conc, total)
-        print(f"| {conc:>18} | {mps:9.2f} | {dps:11.0f} | {eps:18.0f} | {dps / eps:16.0%} |")
+        mps, dps, us = await throughput(conc, total)
+        print(f"| {conc:>18} | {mps:9.2f} | {dps:11.0f} | {eps:18.0f} | {dps / eps:16.0%} | {us:23.0f} "
+              f"| {e['cpu_us']:29.0f} | {us / e['cpu_us']:10.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

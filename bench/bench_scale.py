@@ -37,6 +37,7 @@ from typing import Any
 
 import grpc
 from bench_referee import ECHO_CLIENT, Echo  # the echo of the referee bench, reused
+from headline import headline
 
 from sevenrocks.server.events.cluster import ClusterExecutor
 from sevenrocks.server.events.config import EventConfig, parse_config
@@ -161,9 +162,12 @@ async def echo_run(concurrency: int, total: int, streams: int = 4) -> dict[str, 
 
         await batch(streams * per * 2)  # warm-up: every client connected
         echo.latencies_ms.clear()
+        c0 = time.process_time()
         wall = await batch(total)
+        cpu = time.process_time() - c0
         lat = echo.latencies_ms
-        return {"p50": percentile(lat, 50), "p99": percentile(lat, 99), "n": len(lat), "wall": wall}
+        return {"p50": percentile(lat, 50), "p99": percentile(lat, 99), "n": len(lat), "wall": wall,
+                "cpu_us": cpu * 1e6 / max(1, len(lat))}
     finally:
         for c in clients:
             c.kill()

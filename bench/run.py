@@ -67,6 +67,7 @@ def loadavg() -> str:
 def main_job(env: dict[str, str], tmp: Path, build: str) -> None:
     """Wall time of the default ``sevenrocks tournament`` (fresh database), as a user runs it."""
     out = tmp / f"main-{build}"
+    out.mkdir(parents=True)
     cmd = [sys.executable, "-m", "sevenrocks.server.cli", "tournament", "--db", str(out / "event.db"),
            "--out", str(out / "site")]
     t0 = time.perf_counter()
