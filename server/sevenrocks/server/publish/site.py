@@ -29,7 +29,7 @@ from ..stats.ratings import pair_name
 from ..stats.intervals import percentile
 from ..events.store import Store, StoredMatch
 from .leaderboard import build_leaderboard, select_events
-from .render import COLUMNS, render_html, write_all
+from .render import columns_of, render_html, write_all
 from .replay import replay_html, script_json, static_text, template
 
 STATIC_FILES = ("site.css", "site.js", "replay.js", "live.js")
@@ -239,7 +239,7 @@ class SitePages:
             f["log"] = log_excerpt(self.log_dir, name, f["match"])
         return template("bot.html.j2").render(
             root="../", here="bots", live=self.live, lb=self.lb, name=name,
-            row=self.bot_rows.get(name), page=page, columns=COLUMNS,
+            row=self.bot_rows.get(name), page=page, columns=columns_of(self.lb),
             partnerships_of={p: self.pair_rows.get(pair_name(name, p)) for p in page.partners},
             chart=decision_histogram(page.decisions), bot_files=self.bot_files, partnerships=self.partnerships,
             quote=_quote, versions=self.versions_of(name))
