@@ -43,8 +43,9 @@ from ..stats.verdict import Neighbour, Verdict, half_width, match_information, v
 
 #: Share of a later round's matches spent on undecided neighbour pairs; the rest explores.
 FOCUS = 2 / 3
-#: No table takes an entrant above CAP x the mean matches (the promise is 2x) ...
-CAP = 1.9
+#: No table takes an entrant above CAP x the mean matches (the promise is 2x: a round the budget
+#: cuts can end a little above CAP) ...
+CAP = 1.85
 #: ... and entrants below FLOOR x the mean are seated first (the promise is 0.5x).
 FLOOR = 0.52
 #: How far ahead in the queue a table looks for partners and opponents met least.
