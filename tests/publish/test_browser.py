@@ -137,13 +137,19 @@ def test_a_seat_view_holds_no_other_seats_tile(browser: Any, tmp_path: Path, rul
     assert w.problems() == []
 
 
-def test_the_site_from_file_list_replay_back(browser: Any, site_db: Path, tmp_path: Path) -> None:
+def published(browser: Any, db: Path, tmp_path: Path, file: str, ready: str) -> Any:
+    """``sevenrocks publish`` the database, open one of its pages and wait for ``body[data-<ready>='1']``."""
     out = tmp_path / "site"
-    assert CliRunner().invoke(cli, ["publish", "--db", str(site_db), "--out", str(out)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["publish", "--db", str(db), "--out", str(out)]).exit_code == 0
     w = open_page(browser)
-    page = w.page
-    page.goto((out / "index.html").as_uri())
-    page.wait_for_selector("body[data-ready='1']")
+    w.page.goto((out / file).as_uri())
+    w.page.wait_for_selector(f"body[data-{ready}='1']")
+    return w
+
+
+def test_the_site_from_file_list_replay_back(browser: Any, site_db: Path, tmp_path: Path) -> None:
+    w = published(browser, site_db, tmp_path, "index.html", "ready")
+    page, out = w.page, tmp_path / "site"
     screenshot(page, "site-leaderboard")
     page.click("nav.site >> text=Matches")
     page.wait_for_selector("body[data-loaded='1']")
@@ -215,12 +221,8 @@ def test_past_the_matrix_limit_the_match_list_filters_by_partner_and_opponent(br
     with Store(db) as store:
         assert len(build_leaderboard(store).pairs) > MATRIX_LIMIT
         stored = store.matches(["nine"])
-    out = tmp_path / "site"
-    assert CliRunner().invoke(cli, ["publish", "--db", str(db), "--out", str(out)]).exit_code == 0
-    w = open_page(browser)
+    w = published(browser, db, tmp_path, "matches.html", "loaded")
     page = w.page
-    page.goto((out / "matches.html").as_uri())
-    page.wait_for_selector("body[data-loaded='1']")
     assert page.query_selector("form.filters [name=pair]") is None
     options = page.eval_on_selector_all("form.filters [name=partner] option", "els => els.map(e => e.value)")
     assert options == ["", *names]
