@@ -153,7 +153,8 @@ def test_top_k_spends_the_focus_on_the_prize_places() -> None:
     # below them, and the pairs just under it), not the bottom of the field.
     h2h = [t for tasks in played[1:] for t in tasks if len(set(t.seats)) == 2]
     at_top = sum(all(names.index(x) < 8 for x in t.seats) for t in h2h)
-    assert h2h and at_top >= 0.8 * len(h2h), (at_top, len(h2h))
+    at_bottom = sum(all(names.index(x) >= 8 for x in t.seats) for t in h2h)
+    assert h2h and at_top >= 0.75 * len(h2h) and at_bottom <= 0.1 * len(h2h), (at_top, at_bottom, len(h2h))
     low, high = exposure(results, names)
     assert 0.5 <= low and high <= 2.0
 

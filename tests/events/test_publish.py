@@ -16,7 +16,9 @@ from click.testing import CliRunner
 
 from sevenrocks.server.cli import cli
 from sevenrocks.server.publish.leaderboard import build_leaderboard
-from sevenrocks.server.publish.render import write_all
+from sevenrocks.server.events.config import parse_config
+from sevenrocks.server.publish.render import render, write_all
+from sevenrocks.server.stats.verdict import margin_of_win_rate
 from sevenrocks.server.events.store import Store
 
 from ..browser import chromium_path
@@ -150,3 +152,86 @@ def test_html_page_in_headless_chromium(ladder_db: Path, tmp_path: Path) -> None
         server.shutdown()
     assert r.returncode == 0, r.stderr[-2000:]
     assert probe in set(re.findall(r'"url":"([^"]+)"', control_log.read_text(errors="replace")))
+
+
+# ---------------------------------------------------------------------- the verdict, honestly
+
+@pytest.fixture
+def tied_db(tmp_path: Path) -> Path:
+    """A real adaptive event with a tie margin and a top 2: defensive, greedy and two randoms."""
+    cfg = parse_config({
+        "event": {"name": "tie", "format": "pairings", "head_to_head": True, "seed": 4},
+        "schedule": {"mode": "adaptive", "budget": 96, "round_deals": 16, "tie_within": "60%", "top_k": 2},
+        "entrants": [{"name": "defensive", "bot": "defensive"}, {"name": "greedy", "bot": "greedy"},
+                     {"name": "random1", "bot": "random"}, {"name": "random2", "bot": "random"}]}, "<test>")
+    db = tmp_path / "tie.db"
+    play_in_process(cfg, db).close()
+    return db
+
+
+def test_every_file_shows_the_three_way_verdict_its_delta_top_k_and_matches(tied_db: Path, tmp_path: Path) -> None:
+    with Store(tied_db) as store:
+        lb = build_leaderboard(store)
+        stored = store.matches([e.event_id for e in store.events()])
+    delta = margin_of_win_rate(0.60)
+    assert lb.tie_within == pytest.approx(delta) and lb.tie_win_rate == pytest.approx(0.60) and lb.top_k == 2
+    # Each verdict is what its interval says at the event's δ (the last row has none).
+    for row in lb.bots[:-1]:
+        expected = ("ahead" if row.gap_low > 0 else "tied" if -delta < row.gap_low and row.gap_high < delta
+                    else "open")
+        assert row.verdict == expected and row.settled == (expected == "ahead"), row
+    assert lb.bots[-1].verdict is None
+    assert lb.decided == all(r.verdict in ("ahead", "tied") for r in lb.bots[:2])
+    played = {n: sum(n in m.seats for m in stored) for n in ("defensive", "greedy", "random1", "random2")}
+    assert {r.name: r.matches for r in lb.bots} == played
+
+    files = {p.suffix: p.read_text() for p in write_all(lb, tmp_path / "out")}
+    data = json.loads(files[".json"])
+    assert data["tie_within"] == pytest.approx(delta, abs=1e-4) and data["tie_win_rate"] == pytest.approx(0.6)
+    assert data["top_k"] == 2 and data["decided"] == lb.decided
+    assert [(b["verdict"], b["matches"]) for b in data["bots"]] == [(r.verdict, r.matches) for r in lb.bots]
+    rows = [r for r in csv.DictReader(io.StringIO(files[".csv"])) if r["kind"] == "bot"]
+    assert [r["verdict"] for r in rows] == [r.verdict or "" for r in lb.bots]
+    words = {"ahead": "ahead", "tied": "tied within δ", "open": "open"}
+    for text in (" ".join(files[k].split()) for k in (".md", ".txt", ".html")):  # the terminal wraps the line
+        assert f"δ = {delta:.2f} rating points (60.0% head to head)" in text and "the top 2 places" in text
+    # Places 1|2 and 2|3 are judged; the pair below the prize places is marked as such.
+    md_rows = {line.split("|")[2].strip(): line for line in files[".md"].splitlines()
+               if re.match(r"\| \d+ \| [a-z0-9]+ \|", line)}
+    for row in lb.bots[:-1]:
+        cell = words[row.verdict or ""] + ("" if row.rank <= 2 else " (past top 2)")
+        assert f"| {cell} |" in md_rows[row.name], (cell, md_rows[row.name])
+
+
+def test_without_a_margin_the_files_say_no_tie_is_ever_claimed(ladder_db: Path) -> None:
+    with Store(ladder_db) as store:
+        lb = build_leaderboard(store)
+    assert lb.tie_within == 0 and lb.top_k is None and all(r.verdict != "tied" for r in lb.bots)
+    assert "no tie margin (δ = 0: a tie is never claimed)" in render(lb, "md")
+    assert "every neighbour pair" in render(lb, "table")
+
+
+@pytest.mark.browser
+def test_the_verdict_in_headless_chromium(tied_db: Path, tmp_path: Path) -> None:
+    with Store(tied_db) as store:
+        lb = build_leaderboard(store)
+    page = [p for p in write_all(lb, tmp_path / "out") if p.suffix == ".html"][0]
+    r = subprocess.run(
+        [chromium_path(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+         "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = r.stdout
+    assert 'data-ready="1"' in dom, "the page's script did not run"
+    bots_table = dom.split('id="bots"')[1].split("</table>")[0]
+    headers = re.findall(r"<th[^>]*>(.*?)</th>", bots_table)
+    order_at = next(i for i, h in enumerate(headers) if h.replace("<wbr>", "") == "order")
+    matches_at = next(i for i, h in enumerate(headers) if h.replace("<wbr>", "") == "matches")
+    for row in lb.bots:
+        tr = re.search(rf'<tr data-name="{row.name}"[^>]*>(.*?)</tr>', bots_table, re.S)
+        assert tr, row.name
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", tr.group(1), re.S)
+        shown = {"ahead": "ahead", "tied": "tied within δ", "open": "open", None: "–"}[row.verdict]
+        assert cells[order_at].startswith(shown) and cells[matches_at] == str(row.matches), (row, cells)
+    settled = re.search(r'<p id="settled"[^>]*>(.*?)</p>', dom, re.S)
+    assert settled and "60.0% head to head" in settled.group(1) and "the top 2 places" in settled.group(1)

@@ -137,13 +137,19 @@ def test_a_seat_view_holds_no_other_seats_tile(browser: Any, tmp_path: Path, rul
     assert w.problems() == []
 
 
-def test_the_site_from_file_list_replay_back(browser: Any, site_db: Path, tmp_path: Path) -> None:
+def published(browser: Any, db: Path, tmp_path: Path, file: str, ready: str) -> Any:
+    """``sevenrocks publish`` the database, open one of its pages and wait for ``body[data-<ready>='1']``."""
     out = tmp_path / "site"
-    assert CliRunner().invoke(cli, ["publish", "--db", str(site_db), "--out", str(out)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["publish", "--db", str(db), "--out", str(out)]).exit_code == 0
     w = open_page(browser)
-    page = w.page
-    page.goto((out / "index.html").as_uri())
-    page.wait_for_selector("body[data-ready='1']")
+    w.page.goto((out / file).as_uri())
+    w.page.wait_for_selector(f"body[data-{ready}='1']")
+    return w
+
+
+def test_the_site_from_file_list_replay_back(browser: Any, site_db: Path, tmp_path: Path) -> None:
+    w = published(browser, site_db, tmp_path, "index.html", "ready")
+    page, out = w.page, tmp_path / "site"
     screenshot(page, "site-leaderboard")
     page.click("nav.site >> text=Matches")
     page.wait_for_selector("body[data-loaded='1']")
@@ -198,3 +204,38 @@ def test_no_table_overflows_at_900_or_1280_px(browser: Any, site_db: Path, tmp_p
             screenshot(w.page, "leaderboard-900px")
         assert w.problems() == []
         w.page.close()
+
+
+def test_past_the_matrix_limit_the_match_list_filters_by_partner_and_opponent(browser: Any, tmp_path: Path) -> None:
+    """Ten entrants have 45 partnerships (past the 32 a list can show): the filters name bots instead."""
+    from sevenrocks.server.events.config import parse_config
+    from sevenrocks.server.publish.leaderboard import MATRIX_LIMIT
+
+    from .conftest import play_in_process
+
+    names = [f"r{i}" for i in range(10)]
+    cfg = parse_config({"event": {"name": "nine", "format": "pairings", "seed": 3},
+                        "schedule": {"mode": "adaptive", "budget": 160},
+                        "entrants": [{"name": n, "bot": "random"} for n in names]}, "<test>")
+    db = play_in_process(cfg, tmp_path / "nine.db")
+    with Store(db) as store:
+        assert len(build_leaderboard(store).pairs) > MATRIX_LIMIT
+        stored = store.matches(["nine"])
+    w = published(browser, db, tmp_path, "matches.html", "loaded")
+    page = w.page
+    assert page.query_selector("form.filters [name=pair]") is None
+    options = page.eval_on_selector_all("form.filters [name=partner] option", "els => els.map(e => e.value)")
+    assert options == ["", *names]
+    page.select_option("form.filters [name=bot]", "r0")
+    page.select_option("form.filters [name=partner]", "r1")
+    page.select_option("form.filters [name=opponent]", "r2")
+    # Every match with r0 and r1 on one side and r2 on the other, as the database says.
+    want = sum(1 for m in stored if "r0" in m.seats and "r1" in m.seats and "r2" in m.seats
+               and m.seats.index("r0") % 2 == m.seats.index("r1") % 2 != m.seats.index("r2") % 2)
+    total = page.inner_text("#match-count") if page.query_selector("#match-count") else None
+    shown = page.eval_on_selector_all("#match-list tbody tr td:nth-child(3)", "els => els.map(e => e.textContent)")
+    for text in shown:
+        seats = text.split(", ")
+        assert seats.index("r0") % 2 == seats.index("r1") % 2 != seats.index("r2") % 2, seats
+    assert len(shown) == min(want, 50), (len(shown), want, total)
+    assert want > 0 and w.problems() == []

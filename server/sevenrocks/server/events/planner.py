@@ -39,14 +39,15 @@ from .config import EventConfig
 from .schedule import MatchTask, RulesetSpec, deal_seed, ruleset_spec
 from ..stats.fit import Fit, Result, fit
 from ..stats.intervals import derive_seed
-from ..stats.verdict import Neighbour, Verdict, half_width, verdict
+from ..stats.verdict import Neighbour, Verdict, half_width, match_information, verdict
 
 #: Share of a later round's matches spent on undecided neighbour pairs; the rest explores.
 FOCUS = 2 / 3
-#: No table takes an entrant above CAP x the mean matches (the promise is 2x) ...
-CAP = 1.9
+#: No table takes an entrant above CAP x the mean matches (the promise is 2x: a round the budget
+#: cuts can end a little above CAP) ...
+CAP = 1.85
 #: ... and entrants below FLOOR x the mean are seated first (the promise is 0.5x).
-FLOOR = 0.55
+FLOOR = 0.52
 #: How far ahead in the queue a table looks for partners and opponents met least.
 WINDOW = 6
 
@@ -192,10 +193,18 @@ class _Field:
     def unit_exposure(self, unit: str) -> int:
         return self.exposure[self.teams[unit][0]] if self.teams else self.exposure[unit]
 
+    @property
+    def field_size(self) -> int:
+        """Entrants the exposure promise covers (a gauntlet's candidates aside)."""
+        return max(1, sum(n not in self.candidates for n in self.names))
+
+    def field_total(self) -> int:
+        """Entrant-matches of the field (a gauntlet's candidates aside)."""
+        return sum(self.exposure[n] for n in self.names if n not in self.candidates)
+
     def mean(self, extra: float = 0.0) -> float:
         """Mean matches per field entrant once ``extra`` more entrant-matches are played."""
-        field = [n for n in self.names if n not in self.candidates]
-        return (sum(self.exposure[n] for n in field) + extra) / max(1, len(field))
+        return (self.field_total() + extra) / self.field_size
 
     def met_with(self, unit: str, others: Iterable[str]) -> int:
         return sum(self.met[(unit, o) if unit < o else (o, unit)] for o in others)
@@ -388,43 +397,85 @@ def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[R
     if all(fld.exposure[n] == 0 for n in fld.names):
         fld.matchdays(matches)
         return tasks_of(config, fld.tables, round_no, start)
-    form = fld.form
-    per_focus = table_matches(form.focus, form.players, config.duplicate) if form.focus else 0
-    # Entrant-matches this round lies between 2 and 4 (or players) per match: the cap uses the
-    # low end and the floor the high end, so neither bound is crossed by a wrong guess.
-    widest = max(form.players if k == "group" else 4 for k in form.explore)
-    cap = CAP * fld.mean(2 * matches)
-    floor = FLOOR * fld.mean(widest * matches)
-    # 1. Whoever fell behind plays first.
-    fld.explore(matches, cap, floor)
-    behind = len(fld.tables)
-    # 2. The undecided neighbour pairs, closest to a decision first, round robin.
-    if per_focus and fld.planned < matches:
-        v = judged if judged is not None else judge_field(config, entrants, results)[1]
-        _focus(fld, v, min(matches, fld.planned + math.ceil(FOCUS * matches)), cap, config.schedule.top_k or None)
-    # 3. The rest explores.
-    fld.explore(matches, cap)
+    v = judged
+    # The floor is FLOOR x the mean at the end of this round, which depends on the round's own
+    # mix (a head-to-head match adds 2 entrant-matches, a partnership table 4). Guess the least
+    # (every match head to head), plan, and plan again with what the round actually added until
+    # the guess covers it; the pessimistic guess (every match at the widest table) as a last resort.
+    # A budget that cuts the round only lowers the mean: those behind are seated first.
+    widest = max(fld.form.players if k == "group" else 4 for k in fld.form.explore)
+    extra = 2 * matches
+    for attempt in range(5):
+        fld = _Field(config, entrants, results, round_no) if attempt else fld
+        if attempt == 4:
+            extra = widest * matches
+        before = fld.field_total()
+        v, behind = _plan_later(fld, config, entrants, results, matches, extra, v)
+        added = fld.field_total() - before
+        if added <= extra:
+            break
+        extra = added
     # Those behind first, the rest in a seeded order: a budget that cuts the round keeps its mix.
     rest = fld.tables[behind:]
     fld.rng.shuffle(rest)
     return tasks_of(config, fld.tables[:behind] + rest, round_no, start)
 
 
-def _focus(fld: _Field, v: Verdict, until: int, cap: float, top_k: int | None) -> None:
+def _plan_later(fld: _Field, config: EventConfig, entrants: Sequence[str], results: Sequence[Result],
+                matches: int, extra: int, v: Verdict | None) -> tuple[Verdict | None, int]:
+    """A later round's tables into ``fld``, the floor taken at the mean after ``extra`` more
+    entrant-matches; returns the verdict used and how many tables seat those behind."""
+    form = fld.form
+    per_focus = table_matches(form.focus, form.players, config.duplicate) if form.focus else 0
+    # The cap uses the least the round can add to the field (every match head to head; in a
+    # gauntlet one field entrant per match, the candidates not counted), so it is never crossed.
+    cap = CAP * fld.mean((1 if fld.candidates else 2) * matches)
+    floor = FLOOR * fld.mean(extra)
+    # 1. Whoever fell behind plays first.
+    fld.explore(matches, cap, floor)
+    behind = len(fld.tables)
+    # 2. The undecided neighbour pairs, closest to a decision first, round robin.
+    if per_focus and fld.planned < matches:
+        v = v if v is not None else judge_field(config, entrants, results)[1]
+        _focus(fld, v, matches, cap, config.schedule.top_k or None)
+    # 3. The rest explores.
+    fld.explore(matches, cap)
+    return v, behind
+
+
+def _focus(fld: _Field, v: Verdict, matches: int, cap: float, top_k: int | None) -> None:
+    """Focus tables on the verdict's targets, round robin, up to FOCUS of the round's matches.
+
+    Exploring is for the open pairs the focus does not look at (below the top k's
+    reach); when the targets are every open neighbour pair (a four-bot field), the
+    whole round goes to them: exploring there only takes matches from the open pair.
+    """
     per = table_matches(fld.form.focus, fld.form.players, fld.config.duplicate)
     fld.order = list(v.order)
-    targets = [t for t in (_focus_table(fld, n) for n in _targets(v, top_k)) if t is not None]
-    while targets and fld.planned + per <= until:
-        placed = False
-        for table in targets:
-            if fld.planned + per > until:
-                return
-            # A gauntlet's candidates meet the whole field: only the field is held to the cap.
-            if all(fld.exposure[m] + per <= cap for m in table.members if m not in fld.candidates):
-                fld.add(table)
-                placed = True
-        if not placed:
-            return
+    aims = _targets(v, top_k)
+    tables = {(n.upper, n.lower): _focus_table(fld, n) for n in aims}
+    targets = [(t, _weight(fld, n)) for n in aims if (t := tables[(n.upper, n.lower)]) is not None]
+    unseen = any(not n.decided and tables.get((n.upper, n.lower)) is None for n in v.neighbours)
+    until = min(matches, fld.planned + math.ceil(FOCUS * matches)) if unseen else matches
+    # Every target gets a table, then more in proportion to what a match teaches about it
+    # (stride scheduling: the next table goes to the target with the least tables per weight).
+    given = [0] * len(targets)
+    blocked: set[int] = set()
+    while fld.planned + per <= until and len(blocked) < len(targets):
+        i = min((i for i in range(len(targets)) if i not in blocked), key=lambda i: (given[i] / targets[i][1], i))
+        table = targets[i][0]
+        # A gauntlet's candidates meet the whole field: only the field is held to the cap.
+        if all(fld.exposure[m] + per <= cap for m in table.members if m not in fld.candidates):
+            fld.add(table)
+            given[i] += 1
+        else:
+            blocked.add(i)
+
+
+def _weight(fld: _Field, pair: Neighbour) -> float:
+    """How much one focus table teaches about ``pair`` (1 for an even pair), from the fit's estimate."""
+    estimate = (pair.low + pair.high) / 2 if math.isfinite(pair.low + pair.high) else 0.0
+    return max(0.01, match_information(estimate, fld.form.explore != ("group",)))
 
 
 def _focus_table(fld: _Field, pair: Neighbour) -> Table | None:

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from ..stats.fit import Result, fit, fit_pairs
 from ..stats.ratings import RatingBook, pair_name
-from ..stats.verdict import DEFAULT_LEVEL, verdict
+from ..stats.verdict import DEFAULT_LEVEL, verdict, win_rate_of_margin
 from ..stats.intervals import percentile, wilson
 from ..events.store import EventInfo, Store, StoredMatch
 
@@ -62,6 +62,11 @@ class Row:
     p_ahead: float = math.nan
     #: Whether that order is settled at the leaderboard's level (None on the last row).
     settled: bool | None = None
+    #: The verdict on this row against the next: "ahead", "tied" (within δ) or "open" (None on the last row).
+    verdict: str | None = None
+    #: The always-valid interval on (this row's μ − the next row's μ) behind that verdict.
+    gap_low: float = math.nan
+    gap_high: float = math.nan
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +127,21 @@ class Leaderboard:
     cannot_meet: list[tuple[str, str]] = field(default_factory=list)
     #: Subjects the matrix would have: past :data:`MATRIX_LIMIT` it is left out (``matrix`` empty).
     matrix_subjects: int = 0
+    #: δ of the verdict's ties, in rating points (0: a tie is never claimed), as the event set it.
+    tie_within: float = 0.0
+    #: Only the first ``top_k`` places are judged (prizes); None: the whole order.
+    top_k: int | None = None
+    #: Every pair that matters is ahead or tied within δ: the event had nothing left to learn.
+    decided: bool = False
+
+    @property
+    def tie_win_rate(self) -> float:
+        """δ as a head-to-head win rate (NaN when no tie margin is set)."""
+        return win_rate_of_margin(self.tie_within, self.partnerships) if self.tie_within > 0 else math.nan
+
+    def judged(self, row: Row) -> bool:
+        """Whether the verdict on ``row`` against the next one counts (within the top k)."""
+        return row.verdict is not None and (self.top_k is None or row.rank <= self.top_k)
 
     @property
     def partnerships(self) -> bool:
@@ -139,6 +159,7 @@ class Leaderboard:
         out = asdict(self)
         out["matrix"] = {r: {c: {"score": s, "matches": n} for c, (s, n) in cols.items()} for r, cols in self.matrix.items()}
         out["history"] = [{"matches": n, "conservative": v} for n, v in self.history]
+        out["tie_win_rate"] = self.tie_win_rate
         cleaned: dict[str, Any] = _clean(out)
         return cleaned
 
@@ -180,12 +201,17 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     tau = float(ratings_cfg.get("tau", 0.0))
     draw = float(ratings_cfg.get("draw_probability", 0.01))
     level = float(ratings_cfg.get("level", DEFAULT_LEVEL))
+    # The verdict the event itself ran on: its tie margin δ and its top k (the last event's, in a league).
+    schedule_cfg = infos[-1].config.get("schedule", {})
+    margin = float(schedule_cfg.get("tie_within", 0.0) or 0.0)
+    top_k = int(schedule_cfg.get("top_k", 0) or 0) or None
     partnerships = infos[0].ruleset == "seven-rocks"
     matches = store.matches(ids)
     entrants = sorted({s for m in matches for s in m.seats})
     results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}") for m in matches]
     bot_fit = fit(results, partnerships, entrants)
-    judged = verdict(bot_fit, level)
+    top_k = top_k if top_k is not None and top_k < len(entrants) else None
+    judged = verdict(bot_fit, level, margin=margin, top_k=top_k)
     history: list[tuple[int, dict[str, float]]] = []
     if len(matches) <= HISTORY_MATCHES and len(entrants) <= HISTORY_BOTS:
         book = RatingBook(partnerships, tau, draw)
@@ -197,7 +223,8 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
                 history.append((n, {k: r.conservative for k, r in book.bots().items()}))
     bots = _rows(bot_fit.ratings(), _bot_stats(matches, partnerships))
     for row, pair in zip(bots, judged.neighbours):
-        row.p_ahead, row.settled = pair.p_ahead, pair.settled
+        row.p_ahead, row.settled, row.verdict = pair.p_ahead, pair.settled, pair.state
+        row.gap_low, row.gap_high = pair.low, pair.high
     pairs = _rows(fit_pairs(results), _pair_stats(matches)) if partnerships and matches else []
     subjects = len(pairs) if partnerships else len(bots)
     shown = subjects <= MATRIX_LIMIT
@@ -213,6 +240,7 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
         withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart, subjects,
+        margin, judged.top_k, judged.decided and len(bots) > 1,
     )
 
 

@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -39,21 +40,42 @@ def _ahead(row: Row) -> str:
     return "–" if math.isnan(row.p_ahead) else f"{100 * row.p_ahead:.1f}%"
 
 
-def _settled(row: Row) -> str:
-    return "–" if row.settled is None else "settled" if row.settled else "not settled"
+def _verdict(lb: Leaderboard) -> Callable[[Row], str]:
+    """The three-way answer on a row against the next: ahead, tied within δ, or open."""
+    def cell(row: Row) -> str:
+        if row.verdict is None:
+            return "–"
+        text = {"ahead": "ahead", "tied": "tied within δ", "open": "open"}[row.verdict]
+        return text if lb.judged(row) else f"{text} (past top {lb.top_k})"
+    return cell
+
+
+def delta_words(lb: Leaderboard) -> str:
+    """The δ the verdict used, in rating points and as a head-to-head win rate."""
+    if lb.tie_within <= 0:
+        return "no tie margin (δ = 0: a tie is never claimed)"
+    kind = "head to head" if lb.partnerships else "seat against seat"
+    return f"δ = {lb.tie_within:.2f} rating points ({100 * lb.tie_win_rate:.1f}% {kind})"
 
 
 def settled_line(lb: Leaderboard) -> str:
-    """One sentence: is the bots' order settled, and where is it least sure."""
+    """One sentence: the verdict on the order (ahead / tied within δ / open), its δ and top k."""
     if len(lb.bots) < 2:
         return "Order: only one bot."
     level = f"{100 * lb.level:g}%"
-    weakest = min(lb.bots[:-1], key=lambda r: r.p_ahead)
+    judged = [r for r in lb.bots if lb.judged(r)]
+    count = Counter(r.verdict for r in judged)
+    weakest = min(judged, key=lambda r: r.p_ahead)
     nxt = lb.bots[weakest.rank]
     where = f"least sure: {weakest.name} ahead of {nxt.name} with P = {_ahead(weakest)}"
+    scope = f"the top {lb.top_k} places" if lb.top_k is not None else "every neighbour pair"
+    tally = (f"{count['ahead']} ahead, {count['tied']} tied within δ, {count['open']} open, "
+             f"of {len(judged)} pairs ({scope}; always-valid intervals at {level}, {delta_words(lb)}; {where})")
     if lb.settled:
-        return f"Order SETTLED at {level}: every bot is ahead of the next with P >= {level} ({where})."
-    return f"Order NOT SETTLED at {level} ({where}); more matches would tell (more deals, or a larger --budget)."
+        return f"Order SETTLED at {level}: every bot is ahead of the next: {tally}."
+    if lb.decided:
+        return f"Order DECIDED at {level}: every pair that matters is ahead or tied: {tally}."
+    return f"Order NOT SETTLED at {level}: {tally}; more matches would tell (a larger --budget)."
 
 
 def _forfeits(row: Row) -> str:
@@ -68,7 +90,7 @@ COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
     ("mu", lambda r: _f(r.mu)),
     ("σ", lambda r: _f(r.sigma)),
     ("P(ahead of next)", _ahead),
-    ("order", _settled),
+    ("order", lambda r: "–"),  # the verdict: filled per leaderboard by columns_of()
     ("matches", lambda r: str(r.matches)),
     ("W-D-L", lambda r: f"{r.wins}-{r.draws}-{r.losses}"),
     ("win rate", lambda r: _pct(r.win_rate)),
@@ -81,6 +103,12 @@ COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
 ]
 
 
+def columns_of(lb: Leaderboard) -> list[tuple[str, Callable[[Row], str]]]:
+    """:data:`COLUMNS` with the order column answering for ``lb``'s verdict (its δ and top k)."""
+    verdict = _verdict(lb)
+    return [(h, verdict if h == "order" else c) for h, c in COLUMNS]
+
+
 #: Each column in plain words (the HTML page explains every column it shows).
 COLUMN_HELP: dict[str, str] = {
     "rank": "Position, ordered by mu, the skill fitted to all results at once (their order does not matter).",
@@ -91,8 +119,10 @@ COLUMN_HELP: dict[str, str] = {
     "σ": "How unsure that estimate still is (8.33 at the start; it shrinks with every match).",
     "P(ahead of next)": "The probability that this bot is really stronger than the one ranked just below it, "
                         "from a model paired by deal (or bootstrapped over deals).",
-    "order": "“settled” when that probability reaches the stated level (95% by default); "
-             "otherwise more matches are needed to be sure of the order.",
+    "order": "The verdict on this bot against the next one down: “ahead” when an always-valid interval "
+             "on their difference lies above 0, “tied within δ” when it lies inside ±δ (the event's tie "
+             "margin), “open” otherwise (more matches would tell). The interval holds at the stated level "
+             "however often the event looked at it.",
     "matches": "Matches played and stored.",
     "W-D-L": "Wins, draws and losses of the bot's side.",
     "win rate": "Wins plus half the draws, as a share of the matches.",
@@ -146,14 +176,15 @@ def render_table(lb: Leaderboard) -> str:
     from rich.table import Table
 
     console = Console(file=io.StringIO(), width=160, record=True, color_system=None)
+    columns = columns_of(lb)
     for label, rows in (("Bots", lb.bots), ("Partnership pairings", lb.pairs)):
         if not rows:
             continue
         t = Table(title=f"{label} — {_title(lb)}" if label == "Bots" else label, title_justify="left")
-        for header, _ in COLUMNS:
+        for header, _ in columns:
             t.add_column(header, justify="left" if header == "name" else "right")
         for r in rows:
-            t.add_row(*(cell(r) for _, cell in COLUMNS))
+            t.add_row(*(cell(r) for _, cell in columns))
         console.print(t)
         if label == "Bots":
             console.print(settled_line(lb))
@@ -196,7 +227,8 @@ def render_csv(lb: Leaderboard) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["kind", "rank", "name", "conservative", "mu", "sigma", "matches", "wins", "draws", "losses",
                 "win_rate", "win_low", "win_high", "points_per_match", "margin_per_match", "forfeits",
-                "decision_p50_ms", "decision_p95_ms", "p_ahead_of_next", "settled"])
+                "decision_p50_ms", "decision_p95_ms", "p_ahead_of_next", "settled", "verdict",
+                "gap_low", "gap_high"])
     for kind, rows in (("bot", lb.bots), ("pair", lb.pairs)):
         for r in rows:
             w.writerow([kind, r.rank, r.name, *(_csvnum(x) for x in (r.conservative, r.mu, r.sigma)),
@@ -205,7 +237,8 @@ def render_csv(lb: Leaderboard) -> str:
                                                 r.margin_per_match)),
                         ";".join(f"{c}={n}" for c, n in r.forfeits.items()) or "0",
                         _csvnum(r.decision_p50_ms), _csvnum(r.decision_p95_ms), _csvnum(r.p_ahead),
-                        "" if r.settled is None else str(r.settled).lower()])
+                        "" if r.settled is None else str(r.settled).lower(), r.verdict or "",
+                        _csvnum(r.gap_low), _csvnum(r.gap_high)])
     return buf.getvalue()
 
 
@@ -220,12 +253,13 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> str:
 
 
 def render_md(lb: Leaderboard) -> str:
+    columns = columns_of(lb)
     parts = [f"# Leaderboard\n\n{_title(lb)}.\n", "## Bots\n",
-             _md_table([h for h, _ in COLUMNS], [[c(r) for _, c in COLUMNS] for r in lb.bots]),
+             _md_table([h for h, _ in columns], [[c(r) for _, c in columns] for r in lb.bots]),
              f"\n{settled_line(lb)}"]
     if lb.pairs:
         parts += ["\n## Partnership pairings\n",
-                  _md_table([h for h, _ in COLUMNS], [[c(r) for _, c in COLUMNS] for r in lb.pairs])]
+                  _md_table([h for h, _ in columns], [[c(r) for _, c in columns] for r in lb.pairs])]
     if lb.duplicates:
         parts += ["\n## Duplicate deals\n", _md_table(
             ["first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"],
@@ -279,7 +313,7 @@ def render_html(lb: Leaderboard, site: dict[str, Any] | None = None) -> str:
     subjects = [r.name for r in (lb.pairs if lb.matrix_kind == "partnerships" else lb.bots)] if lb.matrix_shown else []
     matrix = [[_matrix_cell(lb, a, b, site is not None) for b in subjects] for a in subjects]
     return template("leaderboard.html.j2").render(
-        lb=lb, title=_title(lb), settled=settled_line(lb), lifecycle=lifecycle_lines(lb), columns=COLUMNS, help=COLUMN_HELP, subjects=subjects, matrix=matrix,
+        lb=lb, title=_title(lb), settled=settled_line(lb), lifecycle=lifecycle_lines(lb), columns=columns_of(lb), help=COLUMN_HELP, subjects=subjects, matrix=matrix,
         chart=_chart(lb), fmt=_f, ci=_dup_ci, site=site, root=(site or {}).get("root", ""), here="leaderboard",
         live=(site or {}).get("live", False), inline=site is None,
         css=static_text("site.css") if site is None else "", js=static_text("site.js") if site is None else "",

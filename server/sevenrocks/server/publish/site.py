@@ -28,8 +28,8 @@ from typing import Any, Callable, Iterable, Sequence
 from ..stats.ratings import pair_name
 from ..stats.intervals import percentile
 from ..events.store import Store, StoredMatch
-from .leaderboard import build_leaderboard, select_events
-from .render import COLUMNS, render_html, write_all
+from .leaderboard import MATRIX_LIMIT, build_leaderboard, select_events
+from .render import columns_of, render_html, write_all
 from .replay import replay_html, script_json, static_text, template
 
 STATIC_FILES = ("site.css", "site.js", "replay.js", "live.js")
@@ -219,10 +219,12 @@ class SitePages:
 
     def match_list(self) -> str:
         causes = sorted({m.fault.cause.value for m in self.matches if m.fault})
-        subjects = [r.name for r in self.lb.pairs] if self.partnerships else self.bots
+        # Past the matrix's limit (256 entrants have ~32,000 partnerships) a list of pairings
+        # cannot be read either: the page filters by partner and opponent, bot by bot, instead.
+        pairs = [r.name for r in self.lb.pairs] if self.partnerships else []
         return template("matches.html.j2").render(
             lb=self.lb, root="", here="matches", live=self.live, chunks=self.chunks, bots=self.bots,
-            pairs=subjects if self.partnerships else [], causes=causes, deals=sorted({m.deal for m in self.matches}),
+            pairs=pairs if len(pairs) <= MATRIX_LIMIT else [], causes=causes, deals=sorted({m.deal for m in self.matches}),
             total=len(self.rows), partnerships=self.partnerships)
 
     def replay(self, file_id: str, lines: str) -> str:
@@ -239,7 +241,7 @@ class SitePages:
             f["log"] = log_excerpt(self.log_dir, name, f["match"])
         return template("bot.html.j2").render(
             root="../", here="bots", live=self.live, lb=self.lb, name=name,
-            row=self.bot_rows.get(name), page=page, columns=COLUMNS,
+            row=self.bot_rows.get(name), page=page, columns=columns_of(self.lb),
             partnerships_of={p: self.pair_rows.get(pair_name(name, p)) for p in page.partners},
             chart=decision_histogram(page.decisions), bot_files=self.bot_files, partnerships=self.partnerships,
             quote=_quote, versions=self.versions_of(name))

@@ -126,6 +126,22 @@ def win_rate_of_margin(margin: float, partnerships: bool = True) -> float:
     return float(special.ndtr(margin / scale))
 
 
+def match_information(margin: float, partnerships: bool = True) -> float:
+    """What one head-to-head match teaches about a rating difference ``margin``, relative to an even pair.
+
+    The Fisher information of a win/loss with P(win) = Φ(d / s) is φ(d/s)² / (Φ(d/s) Φ(−d/s)) / s²;
+    divided by its value at d = 0 it is 1 for an even pair, 0.6 at 88/12 and 0.04 at
+    99.7/0.3: a lopsided pair is ordered at a glance but proven only slowly.
+    """
+    scale = BETA if partnerships else math.sqrt(2) * BETA
+    z = abs(margin) / scale
+    p = float(special.ndtr(-z))
+    if p <= 0:
+        return 0.0
+    phi = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
+    return phi * phi / (p * (1 - p)) / (2 / math.pi)
+
+
 def _widen(clusters: int, level: float) -> float:
     """How much wider Student's t with (clusters − 1) degrees of freedom is than the normal at ``level``."""
     q = (1 + level) / 2

@@ -113,6 +113,18 @@
     if (f.bot && r.seats.indexOf(f.bot) < 0) { return false; }
     if (f.pair && r.pairs.indexOf(f.pair) < 0) { return false; }
     if (f.vs && r.pairs.indexOf(f.vs) < 0) { return false; }
+    // Partner and opponent: sides are seats 0+2 and 1+3; with a bot chosen, relative to it.
+    var me = f.bot ? r.seats.indexOf(f.bot) : -1;
+    if (f.partner) {
+      var ps = r.seats.indexOf(f.partner);
+      if (ps < 0) { return false; }
+      if (me >= 0 && f.partner === f.bot && r.seats.filter(function (x) { return x === f.bot; }).length < 2) { return false; }
+      if (me >= 0 && f.partner !== f.bot && r.seats.some(function (x, s) { return x === f.partner && s % 2 !== me % 2; })) { return false; }
+    }
+    if (f.opponent) {
+      if (r.seats.indexOf(f.opponent) < 0) { return false; }
+      if (me >= 0 && !r.seats.some(function (x, s) { return x === f.opponent && s % 2 !== me % 2; })) { return false; }
+    }
     if (f.deal !== undefined && String(r.deal) !== f.deal) { return false; }
     if (f.cause && r.cause !== f.cause) { return false; }
     if (f.result) {
