@@ -97,6 +97,13 @@ def test_a_crash_is_charged_to_the_oldest_lost_turn_and_its_other_matches_are_vo
         for n in PROGRAMS:
             start(sup, n)
         assert exited(sup.slots["exits"].bot) == 3
+        # The log is copied by a thread of the launcher, which may lag behind the exit on a loaded
+        # machine: the adjudication is under test here, so wait for the last words to be in.
+        log = sup.slots["exits"].log_path
+        deadline = time.monotonic() + 120
+        while "last words" not in (log.read_text(errors="replace") if log.exists() else ""):
+            assert time.monotonic() < deadline, "the crashed bot's output never reached its log"
+            time.sleep(0.02)
         seats = ("exits", "sleeper", "other", "segv")
 
         async def three() -> list[Verdict]:
@@ -211,5 +218,27 @@ def test_faults_of_a_live_bot_are_the_referees_to_judge(tmp_path: Path) -> None:
         assert asyncio.run(judge(sup, lost(sup, seats, "other", cause=FaultCause.DISCONNECT))) == Verdict()
         assert all(s.crashes_in_row == 0 for s in sup.slots.values())
         assert sup._running == {k: 0 for k in sup._running}
+    finally:
+        stop(sup)
+
+
+def test_an_error_a_bot_reported_before_its_process_died_is_judged_as_the_crash(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path)
+    seats = ("exits", "sleeper", "other", "sleeper")
+    try:
+        for n in ("exits", "sleeper", "other"):
+            start(sup, n)
+        exited(sup.slots["exits"].bot)
+
+        async def two() -> list[Verdict]:
+            gens = [sup.begin(seats) for _ in range(2)]
+            outcomes = [lost(sup, seats, "exits", detail="the bot reported an error: boom", sent_at=t, n=i)
+                        for i, t in enumerate((1.0, 2.0))]
+            return list(await asyncio.gather(*(sup.judge(o, g) for o, g in zip(outcomes, gens))))
+
+        first, second = asyncio.run(two())
+        # Its process is gone: one crash, charged once; the other match it was playing is voided.
+        assert first.void is None and second.void is not None, (first, second)
+        assert sup.slots["exits"].crashes_in_row == 1
     finally:
         stop(sup)
