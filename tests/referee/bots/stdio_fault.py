@@ -36,5 +36,5 @@ for line in sys.stdin:
     elif mode == "exit":
         sys.exit(3)
     elif mode == "slow":
-        time.sleep(3)
+        time.sleep(30)
     print(json.dumps(move), flush=True)
