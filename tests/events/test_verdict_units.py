@@ -12,8 +12,8 @@ import math
 
 import pytest
 
-from sevenrocks.server.stats.fit import Fit, Phi, Result, fit
-from sevenrocks.server.stats.verdict import Verdict, order_of, p_ahead, student_t_cdf, verdict
+from sevenrocks.server.stats.fit import Fit, Phi, Result, fit, phi
+from sevenrocks.server.stats.verdict import Verdict, half_width, order_of, p_ahead, student_t_cdf, verdict
 
 
 def a_fit(theta: tuple[float, float, float], model: float, robust: float, clusters: int) -> Fit:
@@ -71,3 +71,18 @@ def test_contrast() -> None:
     assert f.contrast({"a": 1.0, "b": -1.0}, robust=False) == pytest.approx((0.6, math.sqrt(0.5)))
     assert f.contrast({"a": 1.0, "b": -1.0}) == pytest.approx((0.6, math.sqrt(2.0)))
     assert f.contrast({"a": 2.0}) == pytest.approx((2.0, 2.0))
+
+
+def test_half_width_of_an_exact_and_of_an_unknown_estimate() -> None:
+    # An estimate with no error at all is exact (width 0); one whose error is not a number is unknown.
+    assert half_width(0.0) == 0.0
+    assert half_width(float("nan")) == math.inf and half_width(-1.0) == math.inf
+    assert 0 < half_width(0.1) < half_width(0.2) < math.inf  # wider with more error
+
+
+def test_phi_is_the_density_of_phi() -> None:
+    # phi (the baseline fit of bench/baseline_fit.py uses it) is the derivative of Phi.
+    assert phi(0.0) == pytest.approx(1 / math.sqrt(2 * math.pi), rel=1e-12)
+    for z in (-2.0, -0.7, 0.3, 1.5):
+        h = 1e-5
+        assert phi(z) == pytest.approx((Phi(z + h) - Phi(z - h)) / (2 * h), rel=1e-6), z

@@ -63,17 +63,20 @@ class Target:
 SERVER = "server/sevenrocks/server"
 TARGETS = (
     Target("sandbox", f"{SERVER}/referee/sandbox.py",
-           ("tests/sandbox/test_plan.py",),
-           ("Sandbox.environment", "Sandbox._bwrap_args", "Sandbox._rlimits", "command_paths", "_under",
-            "other_entrants_paths")),
-    Target("verdict", f"{SERVER}/stats/verdict.py", ("tests/events/test_verdict_units.py",),
-           ("Verdict.settled", "Verdict.weakest", "order_of", "p_ahead", "verdict")),
-    Target("fit", f"{SERVER}/stats/fit.py", ("tests/events/test_verdict_units.py",),
-           ("Fit.contrast", "comparisons", "_terms", "solve_map", "fit")),
-    Target("adaptive", f"{SERVER}/events/adaptive.py", ("tests/events/test_adaptive_plan.py",)),
-    Target("dealguard", f"{SERVER}/web/server.py", ("tests/publish/test_deal_guard.py",), ("DealGuard",)),
-    Target("feed", f"{SERVER}/referee/feed.py", ("tests/publish/test_deal_guard.py",), ("FeedHub.shown",)),
+           ("tests/sandbox/test_plan.py", "tests/sandbox/test_sandbox_units.py"),
+           ("Sandbox.environment", "Sandbox._bwrap_args", "Sandbox._rlimits", "Sandbox._private_view",
+            "Sandbox._sources", "_under", "other_entrants_paths")),
+    Target("view", f"{SERVER}/referee/view.py", ("tests/sandbox/test_bind_plan.py", "tests/sandbox/test_plan.py")),
+    Target("verdict", f"{SERVER}/stats/verdict.py",
+           ("tests/events/test_verdict_units.py", "tests/events/test_fit_verdict.py")),
+    Target("fit", f"{SERVER}/stats/fit.py", ("tests/publish/test_fit_scale.py", "tests/events/test_verdict_units.py")),
+    Target("planner", f"{SERVER}/events/planner.py", ("tests/events/test_planner.py",)),
+    Target("dealguard", f"{SERVER}/referee/dealguard.py", ("tests/publish/test_deal_guard.py",)),
+    Target("feed", f"{SERVER}/referee/feed.py", ("tests/publish/test_deal_guard.py",), ("FeedHub.visible",)),
     Target("faults", f"{SERVER}/referee/faults.py", ("tests/referee/test_fault_policy.py",)),
+    Target("lifecycle", f"{SERVER}/events/lifecycle.py", ("tests/events/test_adjudication.py",),
+           ("describe_returncode", "LaunchedBot.outside_signal", "Supervisor._crashed", "Supervisor.judge",
+            "Supervisor._decide", "Supervisor._resolve", "Supervisor.end")),
 )
 
 

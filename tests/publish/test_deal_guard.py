@@ -73,3 +73,38 @@ def test_the_feed_never_shows_a_hidden_match() -> None:
     hub.close(done_hidden, [1, 0])
     assert [e.match_id for e in hub.shown(False)] == ["s"]
     assert [e.match_id for e in hub.shown(True)] == ["s", "ds"]
+
+
+def test_a_hidden_match_is_shown_once_the_guard_allows_it() -> None:
+    guard = DealGuard(duplicate=True)
+    guard.plan([Task("p", "g"), Task("q", "g")])
+    hub = FeedHub(guard=guard)
+    p, q = entry("p", True), entry("q", True)
+    hub.open(p)
+    hub.open(q)
+    assert hub.shown(False) == [] and not hub.visible(p)
+    guard.stored(["q"])  # p's twin is played: p gives nothing away any more
+    assert [e.match_id for e in hub.shown(False)] == ["p"] and hub.visible(p) and not hub.visible(q)
+    assert hub.visible(entry("open", False))  # a match that was never hidden needs no guard
+
+
+def test_planned_registers_each_deal_whole_before_yielding_it_and_stays_lazy() -> None:
+    pulled: list[str] = []
+
+    def schedule() -> object:
+        for t in (Task("a1", "ga", 0), Task("a2", "ga", 0), Task("b1", "gb", 1), Task("b2", "gb", 1),
+                  Task("c1", "gc", 2)):
+            pulled.append(t.match_id)
+            yield t
+
+    g = DealGuard(duplicate=True)
+    it = g.planned(schedule())  # type: ignore[arg-type]
+    first = next(it)
+    # The first match of deal 0 comes out once deal 0 is whole (and deal 1 has begun), no later.
+    assert first.match_id == "a1" and pulled == ["a1", "a2", "b1"]
+    g.stored(["a1"])
+    assert not g.shown("a1"), "a2, the rest of a1's deal, is registered and still to play"
+    assert next(it).match_id == "a2" and pulled == ["a1", "a2", "b1"]
+    assert [t.match_id for t in it] == ["b1", "b2", "c1"]
+    g.stored(["b1"])
+    assert g.shown("b2") and not g.shown("b1") and g.shown("c1")

@@ -52,3 +52,12 @@ def test_strikes_count_per_seat_and_the_last_one_forfeits() -> None:
     one = StrikeBook(FaultPolicy("strike", 1))
     assert one.forfeits(b) and one.label(b) == "y (strike 1 of 1)"
     assert StrikeBook(FaultPolicy("strike", 2)).label(a) == "x (strike 0 of 2)"
+
+
+def test_a_fault_is_a_value_that_cannot_be_rewritten_once_judged() -> None:
+    # The record, the forfeit and the strike count all carry the same Fault: none may edit it.
+    f = Fault(1, FaultCause.TIMEOUT, "no move in 60 ms")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.detail = "nothing happened"  # type: ignore[misc]
+    assert {f, Fault(1, FaultCause.TIMEOUT, "no move in 60 ms")} == {f}  # equal faults are one value
+    assert str(f) == "seat 1: timeout: no move in 60 ms"

@@ -49,13 +49,13 @@ def test_a_correct_program_plays_a_whole_match(tmp_path: Path) -> None:
     ("malformed", "malformed", "not a double-six tile"),
     ("wrong-id", "malformed", "answer to unknown request id 999999999"),  # sent as written
     ("exit", "crash", "exited with code 3"),
-    ("slow", "timeout", "no move within 2000 ms"),
+    ("slow", "timeout", "no move within 5000 ms"),
 ])
 def test_a_misbehaving_program_gets_the_fault_a_grpc_bot_would(
         mode: str, cause: str, detail: str, tmp_path: Path) -> None:
-    # A clock the greedy seats meet even on a loaded machine; only the slow program
-    # (which sleeps 30 s) needs one it can miss.
-    out = match(mode, tmp_path, "--time-per-move", "2000" if mode == "slow" else "20000")
+    # A clock the greedy seats meet on a loaded machine (a 500 ms one let a greedy seat time out
+    # before seat 0's first turn at load 15); the slow program sleeps 30 s, far past 5 s.
+    out = match(mode, tmp_path, "--time-per-move", "5000" if mode == "slow" else "30000")
     line = next((x for x in out.splitlines() if x.startswith("forfeit: seat 0")), None)
     assert line is not None, out
     assert f" {cause}: " in line and detail in line, line

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -98,6 +100,29 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(0.1)
+
+
+def _attack_module() -> Any:
+    spec = importlib.util.spec_from_file_location("sevenrocks_tests_attack", BOTS / "attack.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def reach_unsandboxed(event: subprocess.Popen[str], port: int, abstract: str, timeout: float = 600) -> dict[str, str]:
+    """The control of the network probes: the attack bots' own ``connect`` (bots/attack.py), run
+    here, outside any sandbox, against the referee's TCP port while ``event`` runs (polled until
+    it connects, the event ends or ``timeout``) and the abstract Unix socket ``abstract``. Both
+    must be "ok": a probe that a sandboxed bot reports refused would have connected without
+    the sandbox, so its refusal is the sandbox's doing, not an offline machine's."""
+    connect = _attack_module().connect
+    deadline = time.monotonic() + timeout
+    tcp = connect(socket.AF_INET, ("127.0.0.1", port))
+    while tcp != "ok" and event.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+        tcp = connect(socket.AF_INET, ("127.0.0.1", port))
+    return {"tcp": tcp, "abstract": connect(socket.AF_UNIX, "\0" + abstract)}
 
 
 def ancestors(pid: int) -> list[int]:

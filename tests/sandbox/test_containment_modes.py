@@ -6,8 +6,9 @@ the harness's environment (``SECRET_CREDENTIAL``) never reaches it. Open files a
 limited (EMFILE past ``max_open_files``) and CPU seconds too (a burner is killed
 with the limit named in its forfeit). Under bubblewrap (``auto`` picks it where it
 runs, as on CI) the bot has no network at all: neither the referee's own TCP port
-nor an abstract Unix socket of another process. ``rlimits`` promises no network
-isolation, and there the same probes connect: that shows the probes are real.
+nor an abstract Unix socket of another process. The control: while each event runs,
+the probe's own ``connect`` reaches both from outside the sandbox, so the refusals the
+probe reports are the sandbox's (an offline host refuses a public address either way).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import pytest
 from sevenrocks.server.events.store import Store
 
 from ..fresh_env import fresh_env
-from .helpers import BOTS, attack, require_bwrap, write_config
+from .helpers import BOTS, attack, reach_unsandboxed, require_bwrap, write_config
 
 #: What docs/security.md says a bot inherits (besides the entrant's own ``env``), the HOME
 #: and TMPDIR the sandbox points at the bot's private folder, and the PWD bubblewrap sets.
@@ -69,14 +70,21 @@ def play(tmp_path: Path, mode: str, *extra_entrants: dict[str, Any], **limits: A
     config.write_text(config.read_text().replace("per_move_ms = 10000", "per_move_ms = 120000"))
     db, out = tmp_path / f"{mode}.db", tmp_path / "out"
     env = {**fresh_env(), "SECRET_CREDENTIAL": secret}
+    event = subprocess.Popen(
+        [sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db", str(db), "--out",
+         str(out), "--quiet", "--listen", f"127.0.0.1:{port}"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db", str(db), "--out",
-             str(out), "--quiet", "--listen", f"127.0.0.1:{port}"],
-            env=env, capture_output=True, text=True, timeout=900)
+        # The control: outside any sandbox the probe's own connect reaches both while the event runs,
+        # so a refusal the probe reports is its containment's doing (not an offline machine's).
+        control = reach_unsandboxed(event, port, abstract)
+        stdout, stderr = event.communicate(timeout=900)
     finally:
+        event.kill()
+        event.wait()
         listener.close()
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert event.returncode == 0, stdout + stderr
+    assert control == {"tcp": "ok", "abstract": "ok"}, control
     seen = report_of(out / "logs" / "probe.log", "probe")
     # The credential is nowhere in what the bot holds, nor anything the documentation does not name.
     assert secret not in json.dumps(seen["env"])
@@ -86,7 +94,7 @@ def play(tmp_path: Path, mode: str, *extra_entrants: dict[str, Any], **limits: A
     assert set(seen["env"]) >= {"SEVENROCKS_REFEREE", "SEVENROCKS_TOKEN", "PROBE_TCP", "PROBE_ABSTRACT"}
     # Open files: refused with EMFILE at the limit (less the few the bot already holds).
     assert seen["refused"] == "EMFILE" and 0 < seen["opened"] < OPEN_FILES, seen
-    return db, out, seen, done.stdout + done.stderr
+    return db, out, seen, stdout + stderr
 
 
 def test_auto_holds_a_real_bot_in_bubblewrap_without_network_or_the_harnesss_secrets(tmp_path: Path) -> None:

@@ -39,9 +39,9 @@ def snoop() -> None:
     db = os.environ.get("SNOOP_DB", "")
     logs = os.environ.get("SNOOP_LOGS", "")
     log_files = listdir(logs) if logs else []
-    net = connect(socket.AF_INET, ("1.1.1.1", 53))
-    # What a bot could really reach on an offline machine: the referee's own TCP port
+    # What a bot could really reach, on an offline machine too: the referee's own TCP port
     # (SNOOP_TCP, host:port) and another process's abstract Unix socket (SNOOP_ABSTRACT).
+    # (A public address would be refused on an offline host with or without the sandbox.)
     host, _, port = os.environ.get("SNOOP_TCP", "127.0.0.1:1").rpartition(":")
     tcp = connect(socket.AF_INET, (host, int(port)))
     abstract = connect(socket.AF_UNIX, "\0" + os.environ.get("SNOOP_ABSTRACT", "none"))
@@ -55,7 +55,7 @@ def snoop() -> None:
         wrote = False
     report("snoop", pids=len(pids), foreign_tokens=len(tokens), db_mentions=db_mentions,
            db_readable=read(db) is not None, db_exists=os.path.exists(db), log_files=log_files,
-           net=net, tcp=tcp, abstract=abstract, wrote_bot_source=wrote, cwd=os.getcwd(), cmdlines=cmdlines,
+           tcp=tcp, abstract=abstract, wrote_bot_source=wrote, cwd=os.getcwd(), cmdlines=cmdlines,
            parent_cwd=listdir(f"/proc/{os.getppid()}/cwd"))
 
 

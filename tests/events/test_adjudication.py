@@ -1,0 +1,244 @@
+"""The supervisor's fault adjudication (events/lifecycle.py), fast, on real processes.
+
+Why its own tests: a wrong adjudication crashes nothing. Charging a crash to every
+match its process was playing, voiding a real crash, charging a Ctrl-C to a bot or
+withdrawing a bot one crash early all still produce a leaderboard. The event tests
+(test_lifecycle.py) show the whole path over gRPC but take a minute each; here the
+:class:`Supervisor` launches real bot processes (through the real launcher, no
+sandbox) that exit with a code, die by SIGSEGV, or are killed from outside, and
+:meth:`Supervisor.judge` is asked about the matches they lost, as the executor asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sevenrocks.sdk.rules import FaultCause, Offender
+from sevenrocks.server.events.config import parse_config
+from sevenrocks.server.events.lifecycle import Supervisor, Verdict, describe_returncode
+from sevenrocks.server.events.outcome import MatchOutcome
+from sevenrocks.server.events.schedule import build_schedule
+from sevenrocks.server.referee import Referee
+
+#: What each entrant's process does: exit with code 3 (after printing its last words), die by
+#: SIGSEGV, or wait to be killed.
+PROGRAMS = {
+    "exits": "import sys; print('last words of the crash', flush=True); sys.exit(3)",
+    "segv": "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)",
+    "sleeper": "import time; time.sleep(600)",
+    "other": "import time; time.sleep(600)",
+}
+
+
+def supervisor(tmp_path: Path, max_crashes_in_row: int = 3) -> Supervisor:
+    cfg = parse_config({
+        "event": {"name": "adj", "deals": 1, "seed": 1},
+        "bots": {"max_crashes_in_row": max_crashes_in_row, "restart_backoff_s": 0, "fresh_process": "never"},
+        "entrants": [{"name": n, "command": [sys.executable, "-c", code]} for n, code in PROGRAMS.items()],
+    }, "<adjudication test>")
+    tokens = {n: f"token-{n}" for n in PROGRAMS}
+    return Supervisor(cfg, Referee(tokens), "127.0.0.1:9", tokens, tmp_path)
+
+
+def start(sup: Supervisor, name: str) -> Any:
+    """A new process (generation) for ``name``, through the real launcher."""
+    return sup._spawn(sup.slots[name])
+
+
+def exited(bot: Any) -> int:
+    deadline = time.monotonic() + 120
+    while bot.returncode is None:
+        assert time.monotonic() < deadline, "the process did not end"
+        time.sleep(0.02)
+    return int(bot.returncode)
+
+
+def lost(sup: Supervisor, seats: tuple[str, ...], faulty: str, cause: FaultCause = FaultCause.CRASH,
+         detail: str = "the bot process ended", sent_at: float | None = None, n: int = 0) -> MatchOutcome:
+    task = dataclasses.replace(build_schedule(sup.config)[0], seats=seats, match_id=f"adj-{n}")
+    fault = Offender(seats.index(faulty), cause, detail)
+    return MatchOutcome(task, "forfeit", None, (0, 0), (1, 0), 1, fault, lost_turn_sent_at=sent_at)
+
+
+def clean(sup: Supervisor, seats: tuple[str, ...]) -> MatchOutcome:
+    task = dataclasses.replace(build_schedule(sup.config)[0], seats=seats, match_id="adj-clean")
+    return MatchOutcome(task, "target", 0, (250, 100), (0, 1), 3, None)
+
+
+async def judge(sup: Supervisor, outcome: MatchOutcome) -> Verdict:
+    gens = sup.begin(outcome.task.seats)
+    return await sup.judge(outcome, gens)
+
+
+def stop(sup: Supervisor) -> None:
+    for slot in sup.slots.values():
+        for bot in slot.bots.values():
+            bot.proc.terminate()
+
+
+def test_describe_returncode() -> None:
+    assert describe_returncode(None) == "is still running"
+    assert describe_returncode(0) == "exited with code 0"
+    assert describe_returncode(3) == "exited with code 3"
+    assert describe_returncode(-11) == "was killed by signal SIGSEGV (11)"
+    assert describe_returncode(-200) == "was killed by signal signal 200 (200)"
+
+
+def test_a_crash_is_charged_to_the_oldest_lost_turn_and_its_other_matches_are_voided(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path)
+    try:
+        for n in PROGRAMS:
+            start(sup, n)
+        assert exited(sup.slots["exits"].bot) == 3
+        # The log is copied by a thread of the launcher, which may lag behind the exit on a loaded
+        # machine: the adjudication is under test here, so wait for the last words to be in.
+        log = sup.slots["exits"].log_path
+        deadline = time.monotonic() + 120
+        while "last words" not in (log.read_text(errors="replace") if log.exists() else ""):
+            assert time.monotonic() < deadline, "the crashed bot's output never reached its log"
+            time.sleep(0.02)
+        seats = ("exits", "sleeper", "other", "segv")
+
+        async def three() -> list[Verdict]:
+            gens = [sup.begin(seats) for _ in range(3)]
+            # The second match's unanswered turn is the oldest: what the bot was working on.
+            outcomes = [lost(sup, seats, "exits", sent_at=t, n=i) for i, t in enumerate((20.0, 10.0, 30.0))]
+            return list(await asyncio.gather(*(sup.judge(o, g) for o, g in zip(outcomes, gens))))
+
+        verdicts = asyncio.run(three())
+        charged = [v for v in verdicts if v.void is None]
+        assert len(charged) == 1 and verdicts[1] is charged[0], verdicts
+        assert charged[0].withdrawn == () and "last words of the crash" in charged[0].fault_log
+        for v in (verdicts[0], verdicts[2]):
+            assert v.void is not None and "lost with exits's crashed process" in v.void
+        slot = sup.slots["exits"]
+        assert slot.crashes_in_row == 1 and slot.withdrawn is None
+        assert sup._running == {k: 0 for k in sup._running}, "every begun match must be ended"
+    finally:
+        stop(sup)
+
+
+def test_crashes_in_a_row_withdraw_at_the_limit_and_a_clean_match_resets_the_count(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path, max_crashes_in_row=2)
+    seats = ("segv", "sleeper", "other", "sleeper")
+    try:
+        start(sup, "sleeper")
+        start(sup, "other")
+        start(sup, "segv")
+        assert exited(sup.slots["segv"].bot) == -signal.SIGSEGV
+        first = asyncio.run(judge(sup, lost(sup, seats, "segv", sent_at=1.0)))
+        assert first.void is None and first.withdrawn == ()
+        assert sup.slots["segv"].crashes_in_row == 1
+
+        # A match the next process finishes cleanly: the count starts again.
+        start(sup, "segv")
+        assert asyncio.run(judge(sup, clean(sup, seats))) == Verdict()
+        assert sup.slots["segv"].crashes_in_row == 0
+
+        exited(sup.slots["segv"].bot)
+        again = asyncio.run(judge(sup, lost(sup, seats, "segv", sent_at=1.0)))
+        assert again.void is None and again.withdrawn == () and sup.slots["segv"].crashes_in_row == 1
+        start(sup, "segv")
+        exited(sup.slots["segv"].bot)
+        last = asyncio.run(judge(sup, lost(sup, seats, "segv", sent_at=1.0)))
+        assert last.void is None
+        assert last.withdrawn == (("segv", "withdrawn after 2 crashes in a row (the last: its process was killed "
+                                           "by signal SIGSEGV (11))"),), last
+        assert sup.slots["segv"].withdrawn == last.withdrawn[0][1]
+    finally:
+        stop(sup)
+
+
+def test_a_clean_match_of_an_older_process_does_not_reset_the_count(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path)
+    seats = ("segv", "sleeper", "other", "sleeper")
+    try:
+        start(sup, "sleeper")
+        start(sup, "other")
+        start(sup, "segv")
+        exited(sup.slots["segv"].bot)
+        gens = sup.begin(seats)  # a match of the first process, finished cleanly after it died
+        start(sup, "segv")
+        exited(sup.slots["segv"].bot)
+        asyncio.run(judge(sup, lost(sup, seats, "segv", sent_at=1.0)))
+        assert sup.slots["segv"].crashes_in_row == 1
+        assert asyncio.run(sup.judge(clean(sup, seats), gens)) == Verdict()
+        assert sup.slots["segv"].crashes_in_row == 1  # only the process that played it clears the count
+    finally:
+        stop(sup)
+
+
+def test_a_signal_from_outside_voids_the_match_and_charges_nobody(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path)
+    seats = ("sleeper", "other", "sleeper", "other")
+    try:
+        bot = start(sup, "sleeper")
+        start(sup, "other")
+        os.kill(bot.pid, signal.SIGTERM)  # Ctrl-C or an operator, not the bot's own doing
+        assert exited(bot) == -signal.SIGTERM
+        v = asyncio.run(judge(sup, lost(sup, seats, "sleeper", cause=FaultCause.DISCONNECT)))
+        assert v.void is not None and "killed by signal SIGTERM (15) from outside the harness" in v.void, v
+        assert sup.slots["sleeper"].crashes_in_row == 0 and sup.slots["sleeper"].withdrawn is None
+    finally:
+        stop(sup)
+
+
+def test_a_process_the_harness_stopped_voids_the_match(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path)
+    seats = ("exits", "other", "exits", "other")
+    try:
+        bot = start(sup, "exits")
+        start(sup, "other")
+        exited(bot)
+        bot.retired = True  # stopped on purpose (recycled) while its match ran
+        v = asyncio.run(judge(sup, lost(sup, seats, "exits")))
+        assert v.void == "exits's process was stopped by the harness during the match", v
+        assert sup.slots["exits"].crashes_in_row == 0
+    finally:
+        stop(sup)
+
+
+def test_faults_of_a_live_bot_are_the_referees_to_judge(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path)
+    seats = ("sleeper", "other", "sleeper", "other")
+    try:
+        start(sup, "sleeper")
+        start(sup, "other")
+        for cause, detail in ((FaultCause.TIMEOUT, "no move in 60 ms"), (FaultCause.ILLEGAL, "not a legal move"),
+                              (FaultCause.CRASH, "the bot reported an error: boom")):
+            assert asyncio.run(judge(sup, lost(sup, seats, "sleeper", cause=cause, detail=detail))) == Verdict()
+        # A live bot that dropped its stream: the referee's disconnect stands (after EXIT_WAIT_S).
+        assert asyncio.run(judge(sup, lost(sup, seats, "other", cause=FaultCause.DISCONNECT))) == Verdict()
+        assert all(s.crashes_in_row == 0 for s in sup.slots.values())
+        assert sup._running == {k: 0 for k in sup._running}
+    finally:
+        stop(sup)
+
+
+def test_an_error_a_bot_reported_before_its_process_died_is_judged_as_the_crash(tmp_path: Path) -> None:
+    sup = supervisor(tmp_path)
+    seats = ("exits", "sleeper", "other", "sleeper")
+    try:
+        for n in ("exits", "sleeper", "other"):
+            start(sup, n)
+        exited(sup.slots["exits"].bot)
+
+        async def two() -> list[Verdict]:
+            gens = [sup.begin(seats) for _ in range(2)]
+            outcomes = [lost(sup, seats, "exits", detail="the bot reported an error: boom", sent_at=t, n=i)
+                        for i, t in enumerate((1.0, 2.0))]
+            return list(await asyncio.gather(*(sup.judge(o, g) for o, g in zip(outcomes, gens))))
+
+        first, second = asyncio.run(two())
+        # Its process is gone: one crash, charged once; the other match it was playing is voided.
+        assert first.void is None and second.void is not None, (first, second)
+        assert sup.slots["exits"].crashes_in_row == 1
+    finally:
+        stop(sup)
