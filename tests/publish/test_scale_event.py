@@ -68,3 +68,6 @@ def test_a_tournament_of_64_launched_entrants_finishes_and_publishes(tmp_path: P
     counts = [b["matches"] for b in board["bots"]]
     print(f"64 entrants: {len(counts)} played; matches per entrant min {min(counts)}, "
           f"max {max(counts)}, mean {sum(counts) / len(counts):.1f}")
+    # Equal exposure: every entrant within 0.5-2x the mean, whatever it is called.
+    mean = sum(counts) / len(counts)
+    assert len(counts) == 64 and all(0.5 * mean <= c <= 2 * mean for c in counts), sorted(counts)
