@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, TypeAlias
 
 from .layout import Port
 from .tiles import Tile
+from .picklable import picklable
 
 
 class LeaderBy(StrEnum):
@@ -191,3 +192,6 @@ class MatchEnd:
 
 
 Event: TypeAlias = RoundStart | Play | Pass | Draw | RoundEnd | MatchEnd
+
+
+picklable(RoundStart, Settlement, Bonus, RoundEnd, Offender, MatchEnd)  # compiled frozen dataclasses: see picklable.py

@@ -20,6 +20,7 @@ from .layout import Port
 from .tiles import ALL_TILES, Tile
 from .rulesets import Ruleset
 from .state import DEAL_PROCEDURE
+from .picklable import picklable
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,3 +202,6 @@ def parse_lines(lines: Iterable[str]) -> Iterator[RecordLine]:
         if not isinstance(data, dict) or "event" not in data:
             raise RecordError(f"line {n}: expected a JSON object with an \"event\" key")
         yield tuple.__new__(RecordLine, (n, data))  # NamedTuple's own __new__ is Python code
+
+
+picklable(SeatEntry, MatchHeader)  # compiled frozen dataclasses: see picklable.py

@@ -22,6 +22,7 @@ from .records import RecordLine, parse_lines
 from .rulesets import make_ruleset
 from .state import DEAL_PROCEDURE, GameState, Phase, draw_deal, forfeit_winner
 from .tiles import ALL_TILES, Tile, fmt, is_tile
+from .picklable import picklable
 
 #: Stop listing a file's discrepancies after this many.
 MAX_PER_FILE = 50
@@ -423,3 +424,6 @@ def verify_lines(lines: Iterable[str]) -> list[Discrepancy]:
 def verify_file(path: Path) -> list[Discrepancy]:
     with path.open(encoding="utf-8") as f:
         return verify_lines(f)
+
+
+picklable(Discrepancy)  # compiled frozen dataclasses: see picklable.py

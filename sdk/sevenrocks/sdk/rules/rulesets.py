@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from .picklable import picklable
 
 SEVEN_ROCKS = "seven-rocks"
 FIVES = "fives"
@@ -70,3 +71,6 @@ def make_ruleset(
             raise ValueError(f"fives is for 2 to 4 players, got {n}")
         return Ruleset(FIVES, n, 7 if n == 2 else 5, False, target, round_cap)
     raise ValueError(f"unknown ruleset {name!r}; choose one of {', '.join(RULESET_NAMES)}")
+
+
+picklable(Ruleset)  # compiled frozen dataclasses: see picklable.py
