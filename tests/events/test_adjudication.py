@@ -17,6 +17,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +79,16 @@ async def judge(sup: Supervisor, outcome: MatchOutcome) -> Verdict:
     return await sup.judge(outcome, gens)
 
 
-def stop(sup: Supervisor) -> None:
-    for slot in sup.slots.values():
-        for bot in slot.bots.values():
-            bot.proc.terminate()
+@contextmanager
+def supervised(tmp_path: Path, max_crashes_in_row: int = 3) -> Iterator[Supervisor]:
+    """A :func:`supervisor` whose launched processes are all terminated at the end."""
+    sup = supervisor(tmp_path, max_crashes_in_row)
+    try:
+        yield sup
+    finally:
+        for slot in sup.slots.values():
+            for bot in slot.bots.values():
+                bot.proc.terminate()
 
 
 def test_describe_returncode() -> None:
@@ -92,8 +100,7 @@ def test_describe_returncode() -> None:
 
 
 def test_a_crash_is_charged_to_the_oldest_lost_turn_and_its_other_matches_are_voided(tmp_path: Path) -> None:
-    sup = supervisor(tmp_path)
-    try:
+    with supervised(tmp_path) as sup:
         for n in PROGRAMS:
             start(sup, n)
         assert exited(sup.slots["exits"].bot) == 3
@@ -121,14 +128,11 @@ def test_a_crash_is_charged_to_the_oldest_lost_turn_and_its_other_matches_are_vo
         slot = sup.slots["exits"]
         assert slot.crashes_in_row == 1 and slot.withdrawn is None
         assert sup._running == {k: 0 for k in sup._running}, "every begun match must be ended"
-    finally:
-        stop(sup)
 
 
 def test_crashes_in_a_row_withdraw_at_the_limit_and_a_clean_match_resets_the_count(tmp_path: Path) -> None:
-    sup = supervisor(tmp_path, max_crashes_in_row=2)
     seats = ("segv", "sleeper", "other", "sleeper")
-    try:
+    with supervised(tmp_path, max_crashes_in_row=2) as sup:
         start(sup, "sleeper")
         start(sup, "other")
         start(sup, "segv")
@@ -152,14 +156,11 @@ def test_crashes_in_a_row_withdraw_at_the_limit_and_a_clean_match_resets_the_cou
         assert last.withdrawn == (("segv", "withdrawn after 2 crashes in a row (the last: its process was killed "
                                            "by signal SIGSEGV (11))"),), last
         assert sup.slots["segv"].withdrawn == last.withdrawn[0][1]
-    finally:
-        stop(sup)
 
 
 def test_a_clean_match_of_an_older_process_does_not_reset_the_count(tmp_path: Path) -> None:
-    sup = supervisor(tmp_path)
     seats = ("segv", "sleeper", "other", "sleeper")
-    try:
+    with supervised(tmp_path) as sup:
         start(sup, "sleeper")
         start(sup, "other")
         start(sup, "segv")
@@ -171,14 +172,11 @@ def test_a_clean_match_of_an_older_process_does_not_reset_the_count(tmp_path: Pa
         assert sup.slots["segv"].crashes_in_row == 1
         assert asyncio.run(sup.judge(clean(sup, seats), gens)) == Verdict()
         assert sup.slots["segv"].crashes_in_row == 1  # only the process that played it clears the count
-    finally:
-        stop(sup)
 
 
 def test_a_signal_from_outside_voids_the_match_and_charges_nobody(tmp_path: Path) -> None:
-    sup = supervisor(tmp_path)
     seats = ("sleeper", "other", "sleeper", "other")
-    try:
+    with supervised(tmp_path) as sup:
         bot = start(sup, "sleeper")
         other = start(sup, "other")
         # Ctrl-C or an operator reaches every bot, not only this one (a signal that reaches
@@ -189,14 +187,11 @@ def test_a_signal_from_outside_voids_the_match_and_charges_nobody(tmp_path: Path
         v = asyncio.run(judge(sup, lost(sup, seats, "sleeper", cause=FaultCause.DISCONNECT)))
         assert v.void is not None and "killed by signal SIGTERM (15) from outside the harness" in v.void, v
         assert sup.slots["sleeper"].crashes_in_row == 0 and sup.slots["sleeper"].withdrawn is None
-    finally:
-        stop(sup)
 
 
 def test_a_process_the_harness_stopped_voids_the_match(tmp_path: Path) -> None:
-    sup = supervisor(tmp_path)
     seats = ("exits", "other", "exits", "other")
-    try:
+    with supervised(tmp_path) as sup:
         bot = start(sup, "exits")
         start(sup, "other")
         exited(bot)
@@ -204,14 +199,11 @@ def test_a_process_the_harness_stopped_voids_the_match(tmp_path: Path) -> None:
         v = asyncio.run(judge(sup, lost(sup, seats, "exits")))
         assert v.void == "exits's process was stopped by the harness during the match", v
         assert sup.slots["exits"].crashes_in_row == 0
-    finally:
-        stop(sup)
 
 
 def test_faults_of_a_live_bot_are_the_referees_to_judge(tmp_path: Path) -> None:
-    sup = supervisor(tmp_path)
     seats = ("sleeper", "other", "sleeper", "other")
-    try:
+    with supervised(tmp_path) as sup:
         start(sup, "sleeper")
         start(sup, "other")
         for cause, detail in ((FaultCause.TIMEOUT, "no move in 60 ms"), (FaultCause.ILLEGAL, "not a legal move"),
@@ -221,14 +213,11 @@ def test_faults_of_a_live_bot_are_the_referees_to_judge(tmp_path: Path) -> None:
         assert asyncio.run(judge(sup, lost(sup, seats, "other", cause=FaultCause.DISCONNECT))) == Verdict()
         assert all(s.crashes_in_row == 0 for s in sup.slots.values())
         assert sup._running == {k: 0 for k in sup._running}
-    finally:
-        stop(sup)
 
 
 def test_an_error_a_bot_reported_before_its_process_died_is_judged_as_the_crash(tmp_path: Path) -> None:
-    sup = supervisor(tmp_path)
     seats = ("exits", "sleeper", "other", "sleeper")
-    try:
+    with supervised(tmp_path) as sup:
         for n in ("exits", "sleeper", "other"):
             start(sup, n)
         exited(sup.slots["exits"].bot)
@@ -243,5 +232,3 @@ def test_an_error_a_bot_reported_before_its_process_died_is_judged_as_the_crash(
         # Its process is gone: one crash, charged once; the other match it was playing is voided.
         assert first.void is None and second.void is not None, (first, second)
         assert sup.slots["exits"].crashes_in_row == 1
-    finally:
-        stop(sup)
