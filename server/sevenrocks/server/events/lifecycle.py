@@ -64,6 +64,9 @@ OUTSIDE_EXCUSED = 1
 TOGETHER_S = 5.0
 #: How long a faulted match waits for its bot's process to show how it ended.
 EXIT_WAIT_S = 5.0
+#: How long a crash's adjudication waits, after the process ended, for its output to reach its log
+#: (its last words go into the stored fault); only a leftover process holding the pipe makes it wait.
+LOG_FLUSH_S = 5.0
 #: How long the matches lost with one dead process wait for each other before the crash is charged.
 LOST_WAIT_S = 30.0
 #: The backoff between restarts never grows beyond this.
@@ -151,6 +154,20 @@ class LaunchedBot:
         while self.returncode is None and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
         return self.returncode
+
+    async def output_flushed(self, timeout: float) -> bool:
+        """Wait, without blocking the loop, until everything the process wrote is in its log.
+
+        A thread of the launcher copies the bot's pipe into the log and may lag behind the
+        exit: reading the log's tail as soon as the process is gone could miss what it
+        printed as it died. False if the output is still coming after ``timeout`` seconds
+        (a leftover process of the bot holds the pipe)."""
+        deadline = time.monotonic() + timeout
+        while not getattr(self.proc, "output_done", True):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
 
 
 @dataclass
@@ -453,6 +470,7 @@ class Supervisor:
         slot.accounted.add(bot.generation)
         how = how_it_ended(bot) if not bot.retired else \
             f"did not connect within {self.config.time.connect_timeout_s:g} s" + (f"; {dialled}" if dialled else "")
+        await bot.output_flushed(LOG_FLUSH_S)
         tail = log_tail(slot.log_path)
         return self._crashed(slot, f"its restarted process {how}" + (f"; its log ends: {tail}" if tail else ""))
 
@@ -512,6 +530,7 @@ class Supervisor:
             code = await bot.exited(EXIT_WAIT_S)
             if code is None:
                 return Verdict()  # a live bot that dropped its stream: the referee's disconnect stands
+            await bot.output_flushed(LOG_FLUSH_S)  # the stored fault quotes the log's last lines
             if bot.retired or self.closing:
                 return Verdict(void=f"{name}'s process was stopped by the harness during the match")
             if bot.outside_signal():

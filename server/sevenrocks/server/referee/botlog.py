@@ -66,6 +66,11 @@ class LogPump:
         self._file.close()
         self._file = None
 
+    @property
+    def done(self) -> bool:
+        """Everything the bot's processes wrote is in the log (their end of the pipe is closed)."""
+        return not self._thread.is_alive()
+
     def join(self, timeout: float | None = None) -> None:
         """Wait for the bot's end of the pipe to close (every process holding it has exited)."""
         self._thread.join(timeout)

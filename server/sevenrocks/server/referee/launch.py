@@ -221,6 +221,11 @@ class BotProcess:
         return self.process is not None and self.process.poll() is None
 
     @property
+    def output_done(self) -> bool:
+        """Its log holds everything its processes wrote (the copying thread has seen the pipe close)."""
+        return self._pump is None or self._pump.done
+
+    @property
     def exit_detail(self) -> str | None:
         """Why the bot died, when a limit of its sandbox killed it (for the ``crash`` forfeit detail)."""
         if self._killed_for is not None:
