@@ -104,10 +104,10 @@ def score(found: list[dict[str, Any]], records: dict[str, Sequence[str]]) -> Sco
 def test_the_attack_is_real_a_shown_duplicate_gives_every_hand_away_a_hidden_one_does_not(tmp_path: Path) -> None:
     """Match 1 and 2 share a deal (seats moved one place); a fresh attack process plays match 2.
     Shown to spectators, match 1 hands it every hand; hidden, nothing."""
-    # The full target: a match to 60 could end in round 1 by a placement, before any round
-    # end revealed the hands (a match that ends mid-round shows them to nobody), and then
-    # there is nothing to recognise (about one run in four, with the random seats).
-    sr = make_ruleset()
+    # One round each, to a target no round reaches: the round always ends with its hands
+    # revealed. (To 60 points a match could end by a placement in round 1, before any round
+    # end showed a hand, and there was nothing to recognise: about one run in four.)
+    sr = make_ruleset(round_cap=1)
     tokens = {"attack": "token-attack-0123456789", "other": "token-other-0123456789"}
     logs = {True: tmp_path / "hidden", False: tmp_path / "shown"}
 
