@@ -4,9 +4,9 @@ The load driver (``sevenrocks loadtest``: one referee, four SDK bot processes, t
 tournament's store) starts all its matches at once: a thousand deals and seat
 assignments reach the bots in the same moment. This benchmark plays the same load
 twice per repetition, alternating: as the driver does, and with the matches'
-starts spread evenly over ``--ramp`` seconds (each of the pool's workers waits
-``ramp * i / concurrency`` before its first match; the driver is patched for the run,
-nothing in the product changes). The referee runs in this process, so its garbage
+starts spread evenly over ``--ramp`` seconds (the ``k``-th match to start waits until
+``ramp * k / concurrency`` seconds after the first; the driver's own pool runs them, its
+arena's ``play`` is wrapped for the run, nothing in the product changes). The referee runs in this process, so its garbage
 collector's pauses are timed too (``gc.callbacks``). Decision latency is measured at the referee as
 everywhere else; it is split into each seat's first three decisions of a match
 (where a start burst would show) and the rest.
@@ -19,10 +19,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,29 +35,23 @@ from sevenrocks.server.stats.intervals import percentile
 EARLY = 3  # a seat's first decisions of a match, where a start burst would show
 
 
-def ramped_pool(ramp_s: float) -> Callable[..., Any]:
-    """``run_pool`` with worker ``i`` of ``n`` starting after ``ramp_s * i / n`` seconds."""
-
-    async def run_pool(tasks: Iterable[MatchTask], concurrency: int, play: Callable[[MatchTask], Any]) -> None:
-        queue = iter(tasks)
-
-        async def worker(i: int) -> None:
-            await asyncio.sleep(ramp_s * i / max(1, concurrency))
-            for task in queue:
-                await play(task)
-
-        await asyncio.gather(*(worker(i) for i in range(max(1, concurrency))))
-
-    return run_pool
-
-
 def one_run(matches: int, concurrency: int, ramp_s: float) -> dict[str, float]:
     early: list[float] = []
     late: list[float] = []
-    original_pool, original_run = loadtest.run_pool, loadtest.PoolExecutor.run
+    original_run = loadtest.PoolExecutor.run
 
     async def run(self: loadtest.PoolExecutor, tasks: Iterable[MatchTask], on_result: Any) -> None:
         observe = self.observe
+        if ramp_s > 0:
+            play = self.arena.play
+            t0, order = time.monotonic(), itertools.count()
+
+            async def spread(task: MatchTask) -> MatchOutcome:
+                k = next(order)  # the k-th match to start waits for its place on the ramp
+                await asyncio.sleep(max(0.0, t0 + ramp_s * k / max(1, concurrency) - time.monotonic()))
+                return await play(task)
+
+            self.arena.play = spread  # type: ignore[method-assign]
 
         def split(o: MatchOutcome) -> None:
             for ds in o.decision_ms.values():
@@ -78,8 +73,6 @@ def one_run(matches: int, concurrency: int, ramp_s: float) -> dict[str, float]:
             pauses.append((time.perf_counter() - started.pop()) * 1000)
 
     gc.callbacks.append(gc_timer)
-    if ramp_s > 0:
-        loadtest.run_pool = ramped_pool(ramp_s)
     loadtest.PoolExecutor.run = run  # type: ignore[method-assign]
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -89,7 +82,7 @@ def one_run(matches: int, concurrency: int, ramp_s: float) -> dict[str, float]:
             wall = time.perf_counter() - t0
     finally:
         gc.callbacks.remove(gc_timer)
-        loadtest.run_pool, loadtest.PoolExecutor.run = original_pool, original_run  # type: ignore[method-assign]
+        loadtest.PoolExecutor.run = original_run  # type: ignore[method-assign]
     if not report.ok:
         raise SystemExit(f"the load run lost, doubled or faulted something: {report.rows()}")
     return {"wall s": wall, "p50 ms": report.p50_ms, "p99 ms": report.p99_ms,

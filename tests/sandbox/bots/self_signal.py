@@ -29,11 +29,6 @@ class SelfSignal(Bot):
         self.after = int(os.environ.get("QUIT_AFTER", "5"))
         self.signal = signal.Signals[os.environ.get("QUIT_SIGNAL", "SIGINT")]
         self.rng = random.Random(1)
-        if signal.getsignal(self.signal) == signal.SIG_IGN:
-            # Inherited as ignored (a harness started under `nohup`, or as a background job
-            # of a script): an attacker who wants to die by it undoes that first, here in
-            # the main thread (choose_move may run in a worker thread, where it cannot).
-            signal.signal(self.signal, signal.SIG_DFL)
 
     def choose_move(self, view: SeatView) -> Move:
         self.turns += 1

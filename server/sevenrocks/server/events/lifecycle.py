@@ -150,9 +150,7 @@ class LaunchedBot:
         return f"the bot process {describe_returncode(self.returncode)}"
 
     async def exited(self, timeout: float) -> int | None:
-        deadline = time.monotonic() + timeout
-        while self.returncode is None and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        await _poll_until(lambda: self.returncode is not None, timeout)
         return self.returncode
 
     async def output_flushed(self, timeout: float) -> bool:
@@ -162,12 +160,17 @@ class LaunchedBot:
         exit: reading the log's tail as soon as the process is gone could miss what it
         printed as it died. False if the output is still coming after ``timeout`` seconds
         (a leftover process of the bot holds the pipe)."""
-        deadline = time.monotonic() + timeout
-        while not getattr(self.proc, "output_done", True):
-            if time.monotonic() >= deadline:
-                return False
-            await asyncio.sleep(0.02)
-        return True
+        return await _poll_until(lambda: bool(getattr(self.proc, "output_done", True)), timeout)
+
+
+async def _poll_until(done: Callable[[], bool], timeout: float) -> bool:
+    """Check ``done`` every 20 ms until it holds or ``timeout`` passes; whether it holds."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 
 @dataclass
