@@ -240,3 +240,43 @@ def test_an_error_a_bot_reported_before_its_process_died_is_judged_as_the_crash(
         # Its process is gone: one crash, charged once; the other match it was playing is voided.
         assert first.void is None and second.void is not None, (first, second)
         assert sup.slots["exits"].crashes_in_row == 1
+
+
+async def restart_killed(sup: Supervisor, name: str, others: tuple[Any, ...]) -> str | None:
+    """Restart ``name`` and SIGTERM its new process before it connects (with ``others``); the restart's answer.
+
+    SIGTERM, not SIGINT: a Python program that gets SIGINT while it is still starting exits with
+    code 1 (a KeyboardInterrupt traceback), not by the signal."""
+    slot = sup.slots[name]
+    before = slot.generation
+    task = asyncio.ensure_future(sup._restart(slot))
+    while slot.generation == before or slot.bot is None or slot.bot.pid is None:
+        await asyncio.sleep(0.01)
+    for bot in (slot.bot, *others):
+        os.kill(bot.pid, signal.SIGTERM)
+    return await task
+
+
+def test_an_outside_signal_while_a_bot_restarts_is_judged_like_one_in_a_match(tmp_path: Path) -> None:
+    # The sleepers never connect: the restart is still waiting for them when the signal lands.
+    with supervised(tmp_path, max_crashes_in_row=1) as sup:
+        # Together with another entrant's process: an outside stop, excused once, nothing counted.
+        other = start(sup, "other")
+        assert asyncio.run(restart_killed(sup, "sleeper", (other,))) is None
+        slot = sup.slots["sleeper"]
+        assert slot.crashes_in_row == 0 and slot.withdrawn is None and len(slot.excused) == 1
+
+        # The second time (together again) the one excuse is used up: charged like a crash.
+        other = start(sup, "other")
+        reason = asyncio.run(restart_killed(sup, "sleeper", (other,)))
+        assert reason is not None and "killed by signal SIGTERM (15) (charged as a crash: signal SIGTERM (15) " \
+            "from outside is excused 1 time(s)" in reason, reason
+
+    # Alone (no other process stopped near it): its own doing, charged the first time.
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    with supervised(alone, max_crashes_in_row=1) as sup:
+        start(sup, "other")
+        reason = asyncio.run(restart_killed(sup, "sleeper", ()))
+        assert reason is not None and "no other entrant's process was stopped by a signal" in reason, reason
+        assert not sup.slots["sleeper"].excused

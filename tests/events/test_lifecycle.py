@@ -256,18 +256,24 @@ def test_sigterm_and_sigint_to_the_process_group_store_no_forfeits_and_the_event
     assert reasons and all("from outside the harness" in r for r in reasons), (reasons, text)
 
 
-def launched_bots(harness: int) -> list[int]:
-    """The processes under ``harness`` that carry an entrant's token: its launched bots."""
+def bots_by_entrant(harness: int) -> dict[str, set[int]]:
+    """The processes under ``harness`` of each launched entrant (by its token; a sandboxed bot has several)."""
     import psutil
 
-    found = []
+    found: dict[str, set[int]] = {}
     for child in psutil.Process(harness).children(recursive=True):
         try:
-            if "SEVENROCKS_TOKEN" in child.environ():
-                found.append(child.pid)
+            token = child.environ().get("SEVENROCKS_TOKEN")
         except psutil.Error:
-            pass
+            continue
+        if token:
+            found.setdefault(token, set()).add(child.pid)
     return found
+
+
+def launched_bots(harness: int) -> list[int]:
+    """The processes under ``harness`` that carry an entrant's token: its launched bots."""
+    return sorted(pid for pids in bots_by_entrant(harness).values() for pid in pids)
 
 
 # ---------------------------------------------------------------------- starts and stops

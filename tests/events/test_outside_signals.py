@@ -19,7 +19,7 @@ from pathlib import Path
 from sevenrocks.server.events.store import Store
 
 from .test_event_grpc import stored_count
-from .test_lifecycle import launch, launched_bots, reap, toml_event, wait_stored
+from .test_lifecycle import bots_by_entrant, launch, launched_bots, reap, toml_event, wait_stored
 
 
 def fault_logs(db: Path) -> list[str]:
@@ -30,18 +30,24 @@ def fault_logs(db: Path) -> list[str]:
         con.close()
 
 
-def signal_every_bot(harness: int, old: set[int]) -> set[int]:
-    """SIGINT to every launched bot once all four are new processes (none of ``old``); returns them."""
+def signal_every_bot(harness: int, db: Path, old: set[int]) -> set[int]:
+    """SIGINT to every launched bot once each of the four entrants runs processes that are not ``old``
+    and a match was stored since (so the new processes are playing, not still starting); returns them."""
     deadline = time.monotonic() + 180
     while True:
-        bots = set(launched_bots(harness))
-        if len(bots) >= 4 and not bots & old:
+        bots = bots_by_entrant(harness)
+        if len(bots) == 4 and not any(pids & old for pids in bots.values()):
             break
         assert time.monotonic() < deadline, f"the bots were not all restarted: {bots} (before: {old})"
         time.sleep(0.05)
-    for pid in bots:
+    stored = stored_count(db)
+    while stored_count(db) == stored:
+        assert time.monotonic() < deadline, "the restarted bots stored no match"
+        time.sleep(0.02)
+    pids = set(launched_bots(harness))
+    for pid in pids:
         os.kill(pid, signal.SIGINT)
-    return bots
+    return pids
 
 
 def test_a_second_ctrl_c_to_every_bot_is_charged_the_first_is_not(tmp_path: Path) -> None:
@@ -50,8 +56,8 @@ def test_a_second_ctrl_c_to_every_bot_is_charged_the_first_is_not(tmp_path: Path
     p = launch(config, db, out, ignore_sigint=True)
     try:
         wait_stored(p, db, 1)
-        first = signal_every_bot(p.pid, set())
-        second = signal_every_bot(p.pid, first)
+        first = signal_every_bot(p.pid, db, set())
+        second = signal_every_bot(p.pid, db, first)
         assert stored_count(db) < 30, "the signals came too late to find matches in flight"
         text = p.communicate(timeout=600)[0]
         assert p.returncode == 0, text

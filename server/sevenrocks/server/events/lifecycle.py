@@ -446,7 +446,9 @@ class Supervisor:
         """Start a new process for ``slot`` and wait for it to connect; a withdrawal reason if it cannot.
 
         ``planned``: a start the harness chose (first start of a lazily started bot, a
-        recycle), not counted against ``[bots].max_restarts``."""
+        recycle), not counted against ``[bots].max_restarts``. A process that dies before
+        it connects counts as a crash, unless it died of an outside signal that
+        :meth:`_outside` excuses (then None, and the caller starts another)."""
         if not planned and slot.restarts >= self.config.bots.max_restarts:
             slot.withdrawn = (f"withdrawn: {slot.restarts} restarts used (the limit, [bots].max_restarts = "
                               f"{self.config.bots.max_restarts})")
@@ -471,11 +473,18 @@ class Supervisor:
             bot.retired = True
             await asyncio.to_thread(bot.proc.terminate)
         slot.accounted.add(bot.generation)
+        charge: str | None = ""
+        if not bot.retired and bot.outside_signal():
+            # A Ctrl-C that lands while the bot starts is judged as one that lands in a match.
+            charge = await self._outside(slot, bot)
+            if charge is None:
+                return None  # excused: the caller starts another process, no crash counted
         how = how_it_ended(bot) if not bot.retired else \
             f"did not connect within {self.config.time.connect_timeout_s:g} s" + (f"; {dialled}" if dialled else "")
         await bot.output_flushed(LOG_FLUSH_S)
         tail = log_tail(slot.log_path)
-        return self._crashed(slot, f"its restarted process {how}" + (f"; its log ends: {tail}" if tail else ""))
+        return self._crashed(slot, f"its restarted process {how}" + (f" ({charge})" if charge else "")
+                             + (f"; its log ends: {tail}" if tail else ""))
 
     def _crashed(self, slot: Slot, what: str) -> str | None:
         """Count a crash in a row; returns the withdrawal reason when it is one too many."""
