@@ -29,6 +29,9 @@ from ..events.tournament import EventPlan, run_event
 if TYPE_CHECKING:
     from rich.console import Console
 
+#: Partnership rows the terminal shows at the end of an event (a 256-entrant field has 32,640;
+#: leaderboard.txt has them all).
+TERMINAL_PAIRS = 20
 
 def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0",
                   tls: tuple[bytes, bytes] | None = None, db: Path | None = None,
@@ -282,7 +285,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             raise BadInput(f"--out {out_dir}: cannot write the leaderboard ({e.strerror}); the results are "
                            f"safe in {db_path}: `sevenrocks leaderboard --db {db_path}` prints it again") from None
     if not quiet:
-        click.echo(render_table(lb))
+        click.echo(render_table(lb, pair_rows=TERMINAL_PAIRS))
     for line in summary(config, plan, db_path, out_dir / "logs"):
         click.echo(line, err=True)
     if quiet:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .leaderboard import Leaderboard, Row
+from .texttable import text_table
 
 FORMATS = ("table", "json", "csv", "md", "html")
 #: File name of each format in a tournament's output folder.
@@ -170,35 +171,34 @@ def lifecycle_lines(lb: Leaderboard) -> list[str]:
     return lines
 
 
-def render_table(lb: Leaderboard) -> str:
-    """Fixed-width text tables (what the terminal shows)."""
-    from rich.console import Console
-    from rich.table import Table
+def render_table(lb: Leaderboard, pair_rows: int | None = None) -> str:
+    """Fixed-width text tables (``leaderboard.txt``, and what the terminal shows).
 
-    console = Console(file=io.StringIO(), width=160, record=True, color_system=None)
+    ``pair_rows``: show only that many partnership rows, and say where the rest are
+    (the terminal's view of a large field; the file always has every row)."""
     columns = columns_of(lb)
+    headers = [h for h, _ in columns]
+    lines: list[str] = []
     for label, rows in (("Bots", lb.bots), ("Partnership pairings", lb.pairs)):
         if not rows:
             continue
-        t = Table(title=f"{label} — {_title(lb)}" if label == "Bots" else label, title_justify="left")
-        for header, _ in columns:
-            t.add_column(header, justify="left" if header == "name" else "right")
-        for r in rows:
-            t.add_row(*(cell(r) for _, cell in columns))
-        console.print(t)
+        shown = rows if label == "Bots" or pair_rows is None else rows[:pair_rows]
+        title = f"{label} — {_title(lb)}" if label == "Bots" else label
+        lines += text_table(title, headers, [[cell(r) for _, cell in columns] for r in shown])
+        if len(shown) < len(rows):
+            lines.append(f"(the first {len(shown)} of {len(rows):,} partnerships; every one is in "
+                         f"{FILE_NAMES['table']} and the other formats)")
         if label == "Bots":
-            console.print(settled_line(lb))
+            lines.append(settled_line(lb))
     if lb.duplicates:
-        t = Table(title="Duplicate deals (each deal played from both sides)", title_justify="left")
-        for h in ("first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"):
-            t.add_column(h, justify="left" if h in ("first", "second") else "right")
-        for d in lb.duplicates:
-            t.add_row(d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
-                      _f(d.margin_per_deal, 1), _dup_ci(d))
-        console.print(t)
-    for line in lifecycle_lines(lb):
-        console.print(line)
-    return console.export_text()
+        lines += text_table(
+            "Duplicate deals (each deal played from both sides)",
+            ("first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"),
+            [(d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
+              _f(d.margin_per_deal, 1), _dup_ci(d)) for d in lb.duplicates],
+            left=("first", "second"))
+    lines += lifecycle_lines(lb)
+    return "\n".join(lines) + "\n"
 
 
 def tool_info() -> dict[str, str]:
