@@ -260,9 +260,10 @@ def _publish(store: Store, config: EventConfig, out_dir: Path, db_path: Path, fi
             (out_dir / "final.json").write_text(json.dumps(final.to_json(), indent=2) + "\n", encoding="utf-8")
         if not store.done_ids(config.name):
             return
-        write_all(build_leaderboard(store, config.name), out_dir)
+        lb = build_leaderboard(store, config.name)
+        write_all(lb, out_dir)
         if site:
-            publish_site(store, out_dir / "site", config.name, out_dir / "logs")
+            publish_site(store, out_dir / "site", config.name, out_dir / "logs", lb=lb)
     except LeaderboardError:
         return
     except OSError as e:

@@ -278,7 +278,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             written = write_all(lb, out_dir)
             from ..publish.site import publish_site
 
-            site = publish_site(store, out_dir / "site", config.name, out_dir / "logs")
+            site = publish_site(store, out_dir / "site", config.name, out_dir / "logs", lb=lb)
         except sqlite3.Error as e:
             raise BadInput(explain(e, db_path)) from None
         except OSError as e:

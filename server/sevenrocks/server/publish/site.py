@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..stats.ratings import pair_name
 from ..stats.intervals import percentile
 from ..events.store import Store, StoredMatch
-from .leaderboard import MATRIX_LIMIT, build_leaderboard, select_events
+from .leaderboard import MATRIX_LIMIT, Leaderboard, build_leaderboard, select_events
 from .render import columns_of, render_html, write_all
 from .replay import replay_html, script_json, static_text, template
 
@@ -189,11 +189,11 @@ class SitePages:
     """
 
     def __init__(self, store: Store, event: str | None = None, log_dir: Path | None = None, live: bool = False,
-                 visible: Callable[[StoredMatch], bool] | None = None) -> None:
+                 visible: Callable[[StoredMatch], bool] | None = None, lb: Leaderboard | None = None) -> None:
         self.store = store
         infos = select_events(store, event)
         self.event_ids = [e.event_id for e in infos]
-        self.lb = build_leaderboard(store, event)
+        self.lb = lb if lb is not None else build_leaderboard(store, event)
         self.live = live
         self.log_dir = log_dir
         all_matches = store.matches(self.event_ids)
@@ -263,13 +263,15 @@ class SitePages:
 
 
 def publish_site(store: Store, out_dir: Path, event: str | None = None, log_dir: Path | None = None,
-                 live: bool = False, workers: int | None = None) -> SiteReport:
+                 live: bool = False, workers: int | None = None, lb: Leaderboard | None = None) -> SiteReport:
     """Write the whole site for one event (or a league) from ``store`` into ``out_dir``.
 
     Replay pages are most of the work (a couple of milliseconds each); a large event
     writes them from ``workers`` processes (default: one per core, from 2,000 matches).
+    ``lb``: the event's leaderboard when the caller has just built it from the same
+    store (the fit of a large field takes seconds; no need to do it twice).
     """
-    pages = SitePages(store, event, log_dir, live)
+    pages = SitePages(store, event, log_dir, live, lb=lb)
     for sub in ("m", "records", "bots", "data", "static"):
         (out_dir / sub).mkdir(parents=True, exist_ok=True)
     written = 0
