@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from sevenrocks.server.cli.tournament import TERMINAL_PAIRS
 from sevenrocks.server.publish.leaderboard import MATRIX_LIMIT
 
 from ..fresh_env import fresh_env
@@ -33,14 +34,23 @@ def field_config(path: Path, entrants: int, budget: int, max_alive: int | None =
     return path
 
 
-def run_field(tmp_path: Path, entrants: int, budget: int, max_alive: int | None = None) -> dict[str, object]:
+def run_field(tmp_path: Path, entrants: int, budget: int, max_alive: int | None = None,
+              quiet: bool = True) -> dict[str, object]:
     cfg = field_config(tmp_path / "field.toml", entrants, budget, max_alive)
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(cfg), "--db",
-                           str(tmp_path / "field.db"), "--out", str(out), "--quiet"],
+                           str(tmp_path / "field.db"), "--out", str(out), *(["--quiet"] if quiet else [])],
                           env=fresh_env(), capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     board = json.loads((out / "leaderboard.json").read_text())
+    if not quiet:
+        # The terminal shows the first partnerships and says where the rest are; the file has them all.
+        pairs = [p["name"] for p in board["pairs"]]
+        assert len(pairs) > TERMINAL_PAIRS, len(pairs)
+        assert f"(the first {TERMINAL_PAIRS} of {len(pairs):,} partnerships" in proc.stdout, proc.stdout[-3000:]
+        assert pairs[-1] not in proc.stdout.split("Partnership pairings")[1].split("Duplicate deals")[0]
+        text = (out / "leaderboard.txt").read_text()
+        assert all(f" {name} " in text for name in pairs)
     assert board["matches"] == budget
     played = [b for b in board["bots"] if b["matches"]]
     assert played and all(b["name"].startswith("bot-") for b in played)
@@ -58,7 +68,7 @@ def run_field(tmp_path: Path, entrants: int, budget: int, max_alive: int | None 
 
 @pytest.mark.slow
 def test_a_tournament_of_16_launched_entrants_finishes_and_publishes(tmp_path: Path) -> None:
-    board = run_field(tmp_path, 16, 40)
+    board = run_field(tmp_path, 16, 80, quiet=False)  # as a user runs it: the tables on the terminal
     assert len(board["bots"]) >= 4
 
 

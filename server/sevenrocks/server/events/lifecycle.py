@@ -395,8 +395,7 @@ class Supervisor:
                         if bot is not None and bot.generation not in slot.accounted:
                             # Died between matches (or its match has not been adjudicated yet).
                             slot.accounted.add(bot.generation)
-                            charge = None if bot.retired else (
-                                await self._outside(slot, bot) if bot.outside_signal() else "")
+                            charge = None if bot.retired else await self._outside(slot, bot)
                             if charge is not None:
                                 reason = self._crashed(slot, f"its process {how_it_ended(bot)} between matches"
                                                              + (f" ({charge})" if charge else ""))
@@ -473,12 +472,10 @@ class Supervisor:
             bot.retired = True
             await asyncio.to_thread(bot.proc.terminate)
         slot.accounted.add(bot.generation)
-        charge: str | None = ""
-        if not bot.retired and bot.outside_signal():
-            # A Ctrl-C that lands while the bot starts is judged as one that lands in a match.
-            charge = await self._outside(slot, bot)
-            if charge is None:
-                return None  # excused: the caller starts another process, no crash counted
+        # A Ctrl-C that lands while the bot starts is judged as one that lands in a match.
+        charge = "" if bot.retired else await self._outside(slot, bot)
+        if charge is None:
+            return None  # excused: the caller starts another process, no crash counted
         how = how_it_ended(bot) if not bot.retired else \
             f"did not connect within {self.config.time.connect_timeout_s:g} s" + (f"; {dialled}" if dialled else "")
         await bot.output_flushed(LOG_FLUSH_S)
@@ -545,12 +542,10 @@ class Supervisor:
             await bot.output_flushed(LOG_FLUSH_S)  # the stored fault quotes the log's last lines
             if bot.retired or self.closing:
                 return Verdict(void=f"{name}'s process was stopped by the harness during the match")
-            if bot.outside_signal():
-                charge = await self._outside(slot, bot)
-                if charge is None:
-                    slot.accounted.add(gen)
-                    return Verdict(void=f"{name}'s process {describe_returncode(code)} from outside the harness "
-                                        "(not a crash: nobody is charged)")
+            if await self._outside(slot, bot) is None:
+                slot.accounted.add(gen)
+                return Verdict(void=f"{name}'s process {describe_returncode(code)} from outside the harness "
+                                    "(not a crash: nobody is charged)")
             fut: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
             self._lost.setdefault((name, gen), []).append((outcome, fut))
         finally:
@@ -561,20 +556,24 @@ class Supervisor:
             self._decide((name, gen))
             return await fut
 
-    def _outside(self, slot: Slot, bot: LaunchedBot) -> asyncio.Task[str | None]:
-        """Whether a death by SIGINT, SIGTERM or SIGHUP is charged: None if excused, else why it is not.
+    async def _outside(self, slot: Slot, bot: LaunchedBot) -> str | None:
+        """Whether the death of ``bot`` is charged: None if excused, else what to add to the charge.
 
-        Excused (see the module docstring) only when another entrant's process died of
-        such a signal within :data:`TOGETHER_S` seconds, at most :data:`OUTSIDE_EXCUSED`
-        time(s) per entrant: a Ctrl-C reaches every bot once, a bot signalling itself
-        reaches only itself. Waits up to :data:`TOGETHER_S` for the others to show it.
-        Decided once per process, however many of its matches ask.
+        Any death but one by SIGINT, SIGTERM or SIGHUP is charged as it is (""). One by
+        those signals is excused (see the module docstring) only when another entrant's
+        process died of such a signal within :data:`TOGETHER_S` seconds, at most
+        :data:`OUTSIDE_EXCUSED` time(s) per entrant: a Ctrl-C reaches every bot once, a
+        bot signalling itself reaches only itself. Waits up to :data:`TOGETHER_S` for the others to show it.
+        Decided once per process, however many of its matches ask (and wherever the
+        death is seen: in a match, between matches, or while it was starting).
         """
+        if not bot.outside_signal():
+            return ""
         key = (slot.name, bot.generation)
         task = self._outside_verdicts.get(key)
         if task is None:
             task = self._outside_verdicts[key] = asyncio.ensure_future(self._judge_outside(slot, bot))
-        return task
+        return await task
 
     async def _judge_outside(self, slot: Slot, bot: LaunchedBot) -> str | None:
         sig = describe_returncode(bot.returncode).removeprefix("was killed by ")
