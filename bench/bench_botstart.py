@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sevenrocks.server.referee.sandbox import Sandbox, SandboxSettings
+from sevenrocks.server.sandbox.sandbox import Sandbox, SandboxSettings
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 15
 #: Other files in the working folder, beside the bot's and the event's.

@@ -35,7 +35,7 @@ import grpc
 from sevenrocks.sdk.convert import turn_msg
 from sevenrocks.sdk.rules import GameState, make_ruleset
 from sevenrocks.server.referee.faults import TimeControl
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee
 
 from headline import headline

@@ -17,7 +17,7 @@ each with a same-run baseline.
    Goal: with the sandbox, the same timeouts and p95 within noise.
 3. **Socket flood** (``flood``): a fifth entrant whose 80 children connect to its
    referee socket as often as they can and hold every connection, at ``per_move_ms``
-   100, in bwrap with each bot's own capped socket (referee/gates.py, the default)
+   100, in bwrap with each bot's own capped socket (sandbox/gates.py, the default)
    and with every bot on the referee's one socket (``connections_per_bot = 0``, as
    before the gates). Shown: the harness's peak open files, the event's wall time
    against the same socket layout without the flood, the innocent bots' timeouts and

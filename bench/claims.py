@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE))
 from ranking import POOL, TRUTH, Dealer, Event, adaptive_event, load_pool  # noqa: E402
 
 from sevenrocks.server.events.config import EventConfig, default_config  # noqa: E402
-from sevenrocks.server.referee.sandbox import SandboxSettings  # noqa: E402
+from sevenrocks.server.sandbox.sandbox import SandboxSettings  # noqa: E402
 from sevenrocks.server.stats.intervals import wilson  # noqa: E402
 
 

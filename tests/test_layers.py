@@ -14,13 +14,14 @@ import pytest
 SERVER = Path(__file__).resolve().parents[1] / "server" / "sevenrocks" / "server"
 #: Folder -> the server folders it may import (besides itself). The SDK and engine are always allowed.
 ALLOWED = {
-    "referee": set(),
+    "sandbox": set(),
+    "referee": {"sandbox"},
     "stats": set(),
-    "check": {"referee"},
-    "events": {"referee", "stats", "check"},
+    "check": {"referee", "sandbox"},
+    "events": {"referee", "sandbox", "stats", "check"},
     "publish": {"events", "stats"},
-    "web": {"referee", "events", "publish", "stats"},
-    "cli": {"referee", "stats", "check", "events", "publish", "web"},
+    "web": {"referee", "sandbox", "events", "publish", "stats"},
+    "cli": {"referee", "sandbox", "stats", "check", "events", "publish", "web"},
 }
 
 

@@ -17,7 +17,7 @@ import pytest
 from sevenrocks.bots.search import SearchBot
 from sevenrocks.server.cli.tournament import tournament
 from sevenrocks.server.events.config import EventConfig, ScheduleSettings, default_config
-from sevenrocks.server.referee.sandbox import SandboxSettings
+from sevenrocks.server.sandbox.sandbox import SandboxSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = " ".join((ROOT / "README.md").read_text().split())  # one line: claims wrap anywhere

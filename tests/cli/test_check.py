@@ -207,7 +207,7 @@ def test_referee_plays_a_scripted_opening_then_asks_the_bots(tmp_path: Path) -> 
     assert report.passed, report.render()
     # And directly: a scripted match's record replays through the verifier.
     from sevenrocks.server.referee import Referee
-    from sevenrocks.server.referee.launch import BotProcess
+    from sevenrocks.server.sandbox.launch import BotProcess
 
     scenario = next(s for s in SCENARIOS if s.name == "forced pass")
     ruleset = make_ruleset(scenario.ruleset, scenario.players, 25)

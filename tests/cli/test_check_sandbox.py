@@ -97,7 +97,7 @@ def test_the_report_names_the_sandbox_and_a_missing_bwrap_is_said(monkeypatch: p
     from click.testing import CliRunner
 
     from sevenrocks.server.cli import cli
-    from sevenrocks.server.referee import sandbox
+    from sevenrocks.server.sandbox import sandbox
 
     monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bwrap")
     runner = CliRunner()

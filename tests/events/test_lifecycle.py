@@ -31,7 +31,7 @@ from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
 from sevenrocks.server.publish.leaderboard import build_leaderboard
 from sevenrocks.server.referee import Referee, RefereeStopped, TimeControl
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 
 from .test_event_grpc import stored_count
 
@@ -234,7 +234,7 @@ def test_sigterm_and_sigint_to_the_process_group_store_no_forfeits_and_the_event
         before = stored_count(db)
         wait_stored(p, db, before + 1)
         os.killpg(p.pid, signal.SIGINT)
-        # Launched bots run in sessions of their own (referee/launch.py), so the group's SIGINT
+        # Launched bots run in sessions of their own (sandbox/launch.py), so the group's SIGINT
         # never reaches them: send it to each of them too, as a terminal's Ctrl-C to a whole
         # session would, while matches are in flight.
         bots = launched_bots(p.pid)

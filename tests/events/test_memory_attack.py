@@ -43,7 +43,7 @@ from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
 from sevenrocks.server.referee import Referee
 from sevenrocks.server.referee.faults import TimeControl
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 
 BOT = Path(__file__).parents[1] / "referee" / "bots" / "memory_bot.py"
 Tile = tuple[int, int]

@@ -150,7 +150,7 @@ def test_kits_dial_a_unix_socket(kit: str, request: pytest.FixtureRequest, tmp_p
 
     from sevenrocks.sdk.rules import make_ruleset
     from sevenrocks.server.referee import Referee
-    from sevenrocks.server.referee.launch import BotProcess
+    from sevenrocks.server.sandbox.launch import BotProcess
 
     command: list[str] = request.getfixturevalue(f"{kit}_bot")
     address = f"unix:{tmp_path}/referee.sock"

@@ -62,11 +62,11 @@ class Target:
 
 SERVER = "server/sevenrocks/server"
 TARGETS = (
-    Target("sandbox", f"{SERVER}/referee/sandbox.py",
+    Target("sandbox", f"{SERVER}/sandbox/sandbox.py",
            ("tests/sandbox/test_plan.py", "tests/sandbox/test_sandbox_units.py"),
            ("Sandbox.environment", "Sandbox._bwrap_args", "Sandbox._rlimits", "Sandbox._private_view",
             "Sandbox._sources", "_under", "other_entrants_paths")),
-    Target("view", f"{SERVER}/referee/view.py", ("tests/sandbox/test_bind_plan.py", "tests/sandbox/test_plan.py")),
+    Target("view", f"{SERVER}/sandbox/view.py", ("tests/sandbox/test_bind_plan.py", "tests/sandbox/test_plan.py")),
     Target("verdict", f"{SERVER}/stats/verdict.py",
            ("tests/events/test_verdict_units.py", "tests/events/test_fit_verdict.py")),
     Target("fit", f"{SERVER}/stats/fit.py", ("tests/publish/test_fit_scale.py", "tests/events/test_verdict_units.py")),

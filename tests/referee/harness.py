@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sevenrocks.sdk.rules.replay import verify_lines
 from sevenrocks.server.referee.faults import FaultPolicy, TimeControl
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee, RefereeMatch
 
 BOTS = Path(__file__).parent / "bots"

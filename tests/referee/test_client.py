@@ -13,7 +13,7 @@ import pytest
 
 from sevenrocks.sdk.client import ClientError, settings_from
 from sevenrocks.sdk.rules import make_ruleset
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee
 
 from .harness import assert_normal, script, sdk_bot, table

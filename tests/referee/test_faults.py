@@ -115,7 +115,7 @@ def test_another_entrants_token(tmp_path: Path) -> None:
         async with table({"good": sdk_bot("random", 1), "other": sdk_bot("greedy", 2), "bad": None}, tmp_path,
                          tokens=tokens, time_control=TimeControl(per_move_ms=3000, connect_timeout_s=15)) as t:
             await t.referee.wait_for_entrants(["good"], 15)
-            from sevenrocks.server.referee.launch import BotProcess
+            from sevenrocks.server.sandbox.launch import BotProcess
 
             impostor = BotProcess().start(sdk_bot("random", 5), t.address, "token-good", tmp_path / "bad.log",
                                           entrant="bad")

@@ -26,7 +26,7 @@ from sevenrocks.server.referee import server as referee_server
 from sevenrocks.server.referee.faults import FaultPolicy, TimeControl
 from sevenrocks.server.referee.feed import FeedHub, SpectatorService
 from sevenrocks.server.referee.guard import is_loopback
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.v1 import referee_pb2 as pb
 from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 

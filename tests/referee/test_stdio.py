@@ -21,7 +21,7 @@ from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.server.cli import cli
 from sevenrocks.server.referee import Referee, RefereeMatch
 from sevenrocks.server.referee.faults import TimeControl
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.v1 import referee_pb2 as pb
 
 FAULT_BOT = Path(__file__).parent / "bots" / "stdio_fault.py"

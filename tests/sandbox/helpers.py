@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from sevenrocks.server.referee.sandbox import Sandbox, SandboxSettings
+from sevenrocks.server.sandbox.sandbox import Sandbox, SandboxSettings
 
 HERE = Path(__file__).parent
 BOTS = HERE / "bots"

@@ -1,4 +1,4 @@
-"""The bot's view (referee/view.py) as plain functions, fast and without bubblewrap.
+"""The bot's view (sandbox/view.py) as plain functions, fast and without bubblewrap.
 
 What these guard would fail silently: a ``--bot path/file.py:Class`` resolved against
 the wrong folder is simply not bound (the bot cannot start, or worse, another file is);
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sevenrocks.server.referee.view import MAX_ENTRIES, bind_plan, bot_spec_path, others_to_hide
+from sevenrocks.server.sandbox.view import MAX_ENTRIES, bind_plan, bot_spec_path, others_to_hide
 
 
 def test_a_bot_spec_path_is_found_from_the_folder_it_names(tmp_path: Path) -> None:

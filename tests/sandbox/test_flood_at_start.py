@@ -1,7 +1,7 @@
 """A bot that floods its own socket before it connects is withdrawn; the event goes on.
 
 The flooder (in bubblewrap) takes every connection its socket relays
-(referee/gates.py) and the socket's listen queue, dialling again the moment one
+(sandbox/gates.py) and the socket's listen queue, dialling again the moment one
 closes, and never joins the referee (the certain form of a flood that crowds out
 the bot's own gRPC channel before it connects). It ran (it dialled its
 socket), so that is its own failure, not a bad command line: it is stopped,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from sevenrocks.server.referee.sandbox import (
+from sevenrocks.server.sandbox.sandbox import (
     BOT_SOCKET, ENV_KEEP, SYSTEM_DIRS, Limits, Sandbox, SandboxSettings, _bwrap_has, _under, command_paths, other_entrants_paths)
 
 from .helpers import require_bwrap

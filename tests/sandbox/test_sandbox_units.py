@@ -15,8 +15,8 @@ from sevenrocks.sdk.client import ClientError, settings_from
 from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.server.events.config import ConfigError, parse_config
 from sevenrocks.server.referee import Referee, TimeControl
-from sevenrocks.server.referee.launch import BotProcess
-from sevenrocks.server.referee.sandbox import Limits, Sandbox, SandboxError, SandboxSettings
+from sevenrocks.server.sandbox.launch import BotProcess
+from sevenrocks.server.sandbox.sandbox import Limits, Sandbox, SandboxError, SandboxSettings
 
 from .helpers import require_bwrap
 
@@ -65,7 +65,7 @@ def test_sandbox_keys_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bwrap_mode_refuses_to_run_uncontained(monkeypatch: pytest.MonkeyPatch) -> None:
-    from sevenrocks.server.referee import sandbox
+    from sevenrocks.server.sandbox import sandbox
 
     monkeypatch.setattr(sandbox, "BWRAP", "/nonexistent/bwrap")
     with pytest.raises(SandboxError, match="is not installed"):

@@ -15,8 +15,8 @@ import os
 import subprocess
 import sys
 
-from sevenrocks.server.referee.sandbox import Sandbox, SandboxSettings
-from sevenrocks.server.referee.seccomp import DENIED, syscall_number
+from sevenrocks.server.sandbox.sandbox import Sandbox, SandboxSettings
+from sevenrocks.server.sandbox.seccomp import DENIED, syscall_number
 
 from .helpers import BOTS, require_bwrap
 

@@ -2,7 +2,7 @@
 
 The flooder (in bubblewrap, the real sandbox) forks 60 children (the process limit raised to 512, so the flood is not cut short by it) that each connect to
 the referee's socket as often as they can and hold every connection. Each bot dials a
-socket of its own that relays at most ``CONNECTIONS_PER_BOT`` connections (referee/gates.py),
+socket of its own that relays at most ``CONNECTIONS_PER_BOT`` connections (sandbox/gates.py),
 so the tournament's open files stay near what it needs for its own work, and every match
 of the innocent bots finishes clean. Before, the children held thousands of connections
 (an attack run measured 19,632 of 20,000 file descriptors).
@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from sevenrocks.server.events.store import Store
-from sevenrocks.server.referee.gates import CONNECTIONS_PER_BOT
+from sevenrocks.server.sandbox.gates import CONNECTIONS_PER_BOT
 
 from .helpers import attack, require_bwrap, tournament, write_config
 from .test_attacks import reports

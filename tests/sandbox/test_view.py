@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from sevenrocks.server.referee import view
-from sevenrocks.server.referee.sandbox import Sandbox, SandboxSettings
-from sevenrocks.server.referee.view import command_paths, others_to_hide
+from sevenrocks.server.sandbox import view
+from sevenrocks.server.sandbox.sandbox import Sandbox, SandboxSettings
+from sevenrocks.server.sandbox.view import command_paths, others_to_hide
 
 from .helpers import require_bwrap
 

@@ -22,7 +22,7 @@ import pytest
 
 import sevenrocks.bots.greedy as greedy
 from sevenrocks.server.events.config import config_warnings, parse_config
-from sevenrocks.server.referee.sandbox import Sandbox, SandboxSettings
+from sevenrocks.server.sandbox.sandbox import Sandbox, SandboxSettings
 
 PROBE = """
 import json, os, socket, sys

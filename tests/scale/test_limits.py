@@ -16,7 +16,7 @@ from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.sdk.rules.replay import verify_lines
 from sevenrocks.server.events import cluster
 from sevenrocks.server.referee.faults import TimeControl
-from sevenrocks.server.referee.launch import BotProcess
+from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee
 from sevenrocks.server.events.schedule import build_schedule
 from sevenrocks.server.events.store import Store

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from ..referee.sandbox import SandboxSettings
+from ..sandbox.sandbox import SandboxSettings
 from .run import PHASES, CheckReport, CheckSettings, check_hint, run_check
 
 __all__ = ["PreflightFailed", "preflight", "preflight_settings"]

@@ -49,8 +49,8 @@ from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_program
 
 from ..referee import Referee, RefereeMatch
 from ..referee.faults import FaultPolicy, TimeControl
-from ..referee.launch import BotProcess, bot_command
-from ..referee.sandbox import Sandbox, SandboxSettings
+from ..sandbox.launch import BotProcess, bot_command
+from ..sandbox.sandbox import Sandbox, SandboxSettings
 from .dropproxy import DropProxy
 from .scenarios import SCENARIOS, Scenario, opening_for
 
@@ -488,8 +488,8 @@ async def run_check(command: Sequence[str], settings: CheckSettings = CheckSetti
 
     ``hidden``: files of the harness the bot must not see (an event's database and
     output folder; the check's own logs are always hidden). Raises
-    :class:`~sevenrocks.server.referee.launch.LaunchError` if the command cannot be
-    started at all, :class:`~sevenrocks.server.referee.sandbox.SandboxError` if the
+    :class:`~sevenrocks.server.sandbox.launch.LaunchError` if the command cannot be
+    started at all, :class:`~sevenrocks.server.sandbox.sandbox.SandboxError` if the
     sandbox refuses it (as it would in an event).
     """
     with tempfile.TemporaryDirectory(prefix="sevenrocks-check-") as tmp:

@@ -12,8 +12,8 @@ from sevenrocks.sdk.convert import MAX_TARGET
 from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_command
 
 from ..check.run import PHASES, CheckSettings, run_check
-from ..referee.launch import LaunchError, bot_command
-from ..referee.sandbox import MODES, SandboxError, SandboxSettings
+from ..sandbox.launch import LaunchError, bot_command
+from ..sandbox.sandbox import MODES, SandboxError, SandboxSettings
 
 
 @click.command("check", epilog="""\b

@@ -16,7 +16,7 @@ from ..events.duel import DuelState, run_duel
 from ..events.executor import EntrantsUnreachable
 from ..stats.sprt import ACCEPTED, REJECTED, SPRT
 from ..events.store import Store, StoreError
-from ..referee.launch import LaunchError
+from ..sandbox.launch import LaunchError
 from sevenrocks.sdk.registry import bot_names
 
 

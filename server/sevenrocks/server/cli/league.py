@@ -23,8 +23,8 @@ from ..events.schedule import MatchTask
 from ..events.store import Store, StoreError, explain
 from ..events.tournament import Progress
 from ..referee.dealguard import DealGuard
-from ..referee.launch import LaunchError
-from ..referee.sandbox import MODES, SandboxError
+from ..sandbox.launch import LaunchError
+from ..sandbox.sandbox import MODES, SandboxError
 from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
 
 

@@ -18,8 +18,8 @@ from sevenrocks.sdk.rules.records import write_record
 from sevenrocks.sdk.stdio import PREFIX as STDIO, stdio_seat
 
 from ..referee.faults import FaultPolicy, TimeControl
-from ..referee.launch import BotProcess, LaunchError, bot_command
-from ..referee.sandbox import MODES, SandboxError, SandboxSettings, open_sandbox, other_entrants_paths
+from ..sandbox.launch import BotProcess, LaunchError, bot_command
+from ..sandbox.sandbox import MODES, SandboxError, SandboxSettings, open_sandbox, other_entrants_paths
 from ..referee import Referee, RefereeMatch, RefereeStopped
 
 

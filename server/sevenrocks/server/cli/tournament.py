@@ -19,8 +19,8 @@ from ..check.run import check_hint
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..check.preflight import PreflightFailed
 from ..referee.dealguard import DealGuard
-from ..referee.launch import LaunchError
-from ..referee.sandbox import MODES, SandboxError
+from ..sandbox.launch import LaunchError
+from ..sandbox.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, settled_line, write_all
 from ..events.store import Store, StoreError, check_db_path, explain

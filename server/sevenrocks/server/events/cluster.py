@@ -108,7 +108,7 @@ class Arena:
 
     async def open(self) -> None:
         from ..referee import FaultPolicy, Referee, TimeControl
-        from ..referee.sandbox import open_sandbox
+        from ..sandbox.sandbox import open_sandbox
         from .lifecycle import Supervisor
 
         cfg = self.config

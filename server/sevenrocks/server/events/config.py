@@ -26,7 +26,7 @@ from sevenrocks.sdk.registry import bot_module, bot_names
 from sevenrocks.sdk.rules import FIVES, RULESET_NAMES, SEVEN_ROCKS, Ruleset, make_ruleset
 from sevenrocks.sdk.stdio import stdio_command
 
-from ..referee.sandbox import MODES, Limits, SandboxSettings
+from ..sandbox.sandbox import MODES, Limits, SandboxSettings
 
 Format = Literal["pairings", "self", "teams", "gauntlet", "duel", "seatings"]
 FORMATS: dict[str, tuple[str, ...]] = {

@@ -111,7 +111,7 @@ class LocalExecutor:
     async def _open(self) -> tuple[Any, Any, Any]:
         """Start the referee, open the sandbox and start the launched bots (once per event)."""
         from ..referee import FaultPolicy, Referee, TimeControl
-        from ..referee.sandbox import open_sandbox
+        from ..sandbox.sandbox import open_sandbox
         from .lifecycle import Supervisor
 
         if self._live is not None:

@@ -18,7 +18,7 @@ What "what it runs" means, checked without running anything:
 * ``--bot module:Class`` or ``--bot path/file.py:Class`` (the SDK's launcher,
   ``python -m sevenrocks.sdk.client --bot first_bot:Scorer``) hashes the file or
   package that names, found as the launched bot will find it (the working folder
-  first): the same files the sandbox gives the bot (:func:`..referee.view.command_paths`);
+  first): the same files the sandbox gives the bot (:func:`..sandbox.view.command_paths`);
 * a program found on ``PATH`` (``argv[0]``) is hashed too, except the Python
   interpreter, which is recorded by version (a bot is not a different bot because
   the interpreter was rebuilt).
@@ -40,7 +40,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..referee.view import bot_spec_path
+from ..sandbox.view import bot_spec_path
 from .config import EventConfig, Entrant
 
 #: Package folders bigger than this many .py files are hashed by file names and sizes only.

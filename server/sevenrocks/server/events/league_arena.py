@@ -56,7 +56,7 @@ class LeagueArena:
     async def open(self, entrants: Sequence[Entrant]) -> None:
         """Start the referee and the launched entrants of ``entrants`` (remote ones dial in themselves)."""
         from ..referee import FaultPolicy, Referee, TimeControl
-        from ..referee.sandbox import open_sandbox
+        from ..sandbox.sandbox import open_sandbox
         from .lifecycle import Supervisor
 
         cfg = self.config

@@ -2,7 +2,7 @@
 
 Why: a bot that crashes should cost the match it crashed in, not the rest of its
 event. The :class:`Supervisor` owns one process per launched entrant (on top of
-:class:`~..referee.launch.BotProcess`) and decides, for every match that ended
+:class:`~..sandbox.launch.BotProcess`) and decides, for every match that ended
 with a launched bot's fault, what that fault was:
 
 * **a crash** (its process died by itself: an exit code, or a signal such as
@@ -30,7 +30,7 @@ with a launched bot's fault, what that fault was:
 A bot that exits at once when (re)started is reported at once, not after the
 connect timeout. One that is still not connected at the connect timeout stops the
 event at start (most likely a wrong command line), unless it dialled its own
-socket to the referee (:mod:`..referee.gates`): then it ran, and staying out is its
+socket to the referee (:mod:`..sandbox.gates`): then it ran, and staying out is its
 own doing (its processes holding every connection its socket allows): it is
 stopped, then restarted or withdrawn like a bot that crashed between matches.
 
@@ -233,7 +233,7 @@ class Supervisor:
                  log_dir: Path, launch: Callable[..., Any] | None = None, withdrawn: Iterable[str] = (),
                  sandbox: Any = None) -> None:
         self.config = config
-        #: The sandbox every launched bot starts in (:mod:`..referee.sandbox`), or None.
+        #: The sandbox every launched bot starts in (:mod:`..sandbox.sandbox`), or None.
         self.sandbox = sandbox
         self.referee = referee
         self.target = target
@@ -274,11 +274,11 @@ class Supervisor:
         if self._launch is not None:
             proc = self._launch(slot)
         else:
-            from ..referee.launch import BotProcess
+            from ..sandbox.launch import BotProcess
 
             kw: dict[str, Any] = {}
             if self.sandbox is not None:
-                from ..referee.sandbox import other_entrants_paths
+                from ..sandbox.sandbox import other_entrants_paths
 
                 launched = {s.name: list(s.command) for s in self.slots.values()}
                 kw = {"sandbox": self.sandbox, "others": other_entrants_paths(launched, slot.name)}

@@ -3,8 +3,8 @@
 ``from sevenrocks.server.referee import Referee`` is the entry point; the modules are
 :mod:`.server` (the gRPC service), :mod:`.seats` (tokens, streams, who sits where),
 :mod:`.match` (one match through the engine), :mod:`.session` (one bot stream),
-:mod:`.faults`, :mod:`.wire`, :mod:`.feed` (spectators) and :mod:`.launch` (bot processes,
-contained by :mod:`.sandbox` with :mod:`.jail`, :mod:`.cgroups` and :mod:`.botlog`).
+:mod:`.faults`, :mod:`.wire` and :mod:`.feed` (spectators). Bot processes and their
+containment live one folder down, in :mod:`sevenrocks.server.sandbox`.
 """
 
 from .faults import FaultPolicy, TimeControl
