@@ -9,7 +9,6 @@ busy machine may force is the port, when 50051 is taken here.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -86,3 +85,30 @@ def test_the_tls_recipe_runs_as_written(tmp_path: Path) -> None:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+def test_tls_names_every_host_and_refuses_what_is_not_one(tmp_path: Path) -> None:
+    import ipaddress
+
+    from click.testing import CliRunner
+    from cryptography import x509
+
+    from sevenrocks.server.cli.tls import tls
+
+    (tmp_path / "tls").mkdir()
+    (tmp_path / "tls" / "key.pem").write_text("old")
+    (tmp_path / "tls" / "key.pem").chmod(0o644)  # an older key left readable: the new one is not
+    out = CliRunner().invoke(tls, ["::1", "Referee.Example.org", "--out", str(tmp_path / "tls"), "--port", "7000"])
+    assert out.exit_code == 0, out.output
+    assert "--referee [::1]:7000 --tls-ca ca.pem" in out.output
+    assert (tmp_path / "tls" / "key.pem").stat().st_mode & 0o777 == 0o600
+    cert = x509.load_pem_x509_certificate((tmp_path / "tls" / "cert.pem").read_bytes())
+    ca = x509.load_pem_x509_certificate((tmp_path / "tls" / "ca.pem").read_bytes())
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("::1")]
+    assert sans.get_values_for_type(x509.DNSName) == ["referee.example.org"]
+    cert.verify_directly_issued_by(ca)
+    assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    bad = CliRunner().invoke(tls, ["referee.example.org:50051", "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "is neither a host name nor an IP address" in bad.output
+    assert not (tmp_path / "bad").exists()
