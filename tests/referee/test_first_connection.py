@@ -1,4 +1,4 @@
-"""A remote author's first connection (issue 32): each mistake ends the bot with its reason.
+"""A remote author's first connection: each mistake ends the bot with its reason.
 
 Real referees (``sevenrocks serve`` processes) with certificates made by ``sevenrocks
 tls``, real bot processes over real sockets. Each mistake an author makes on a first
