@@ -122,5 +122,6 @@ def tls(hosts: tuple[str, ...], out_dir: Path, port: int, days: int) -> None:
                f"valid {days} days for {', '.join(hosts)}")
     click.echo(f"referee: sevenrocks serve --listen 0.0.0.0:{port} --tls-cert {files.cert} --tls-key {files.key} "
                "--entrants entrants.txt")
-    click.echo(f"each bot: --referee {dial_address(hosts[0], port)} --tls-ca {files.ca.name} --token <its token>"
-               f"   (or SEVENROCKS_REFEREE={dial_address(hosts[0], port)} SEVENROCKS_TLS_CA={files.ca.name})")
+    click.echo(f"each bot: SEVENROCKS_TOKEN=<its token> python my_bot.py --referee {dial_address(hosts[0], port)} "
+               f"--tls-ca {files.ca.name}   (with {files.ca.name} beside the bot; or SEVENROCKS_REFEREE="
+               f"{dial_address(hosts[0], port)} SEVENROCKS_TLS_CA={files.ca.name})")
