@@ -116,6 +116,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
     """Run the league on a fresh event loop; SIGTERM stops it as Ctrl-C does, SIGHUP re-reads the config."""
     config = game.config
     logs = out_dir / "logs"
+    hidden = harness_files(db_path, out_dir, game.path)  # the config too: it holds remote entrants' tokens
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -130,7 +131,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
             from ..events.league_arena import LeagueCluster
 
             executor = LeagueCluster(ClusterExecutor(config, cluster, logs, config.concurrency,
-                                                     hidden=harness_files(db_path, out_dir)))
+                                                     hidden=hidden))
             closing = executor
 
             async def to_cluster(entrants: Sequence[Entrant]) -> None:
@@ -145,7 +146,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
 
             arena = LeagueArena(config, logs, config.concurrency, listen, game.say, tls,
                                 os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, referees.append,
-                                harness_files(db_path, out_dir), game.say, guard=guard)
+                                hidden, game.say, guard=guard)
 
             async def to_arena(entrants: Sequence[Entrant]) -> None:
                 if arena.referee is None:
