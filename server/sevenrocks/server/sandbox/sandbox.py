@@ -266,18 +266,24 @@ class Sandbox:
             if sock is not None and sock.exists() and self.gates is None:
                 os.chmod(sock, 0o666)  # the bot's uid must be able to connect
         sources = self._sources(argv, named, env)
+        uid = self._uid_for(sources) if self.mode != "off" else None
         gate = None
         sock_dir = self.run_dir / "sock" if self.run_dir is not None else None
         if self.gates is not None:
             assert self.run_dir is not None
             sock_dir = self.run_dir / f"gate-{_safe(name)}-{secrets.token_hex(3)}"
-            sock_dir.mkdir(mode=0o711)
-            os.chmod(sock_dir, 0o711)
+            sock_dir.mkdir(mode=0o700)
+            # Its folder is this bot's alone: any process may read every socket's path in
+            # /proc/<pid>/net/unix, but only the bot's own uid may pass through to its socket
+            # (under rlimits as root; without a uid of its own, rlimits contains nothing here).
+            if uid is not None:
+                os.chown(sock_dir, uid, uid)
+            else:
+                os.chmod(sock_dir, 0o711)
             cleanup.append(sock_dir)
             gate = self.gates.open(sock_dir / "referee.sock")
             if bot_env.get("SEVENROCKS_REFEREE") == f"unix:{self.socket_path}":
                 bot_env["SEVENROCKS_REFEREE"] = f"unix:{sock_dir / 'referee.sock'}"
-        uid = self._uid_for(sources) if self.mode != "off" else None
         if uid is not None:
             spec["uid"] = uid
         # Other entrants' files, except what this bot runs too (the Python environment, its own files).
