@@ -123,3 +123,24 @@ def test_an_old_outside_stop_of_another_bot_does_not_excuse_a_later_self_signal(
         assert voided == [], voided
         charged = [m for m in store.matches(["late"]) if m.fault is not None and m.seats[m.fault.seat] == "quitter"]
         assert charged, "the quitter's deaths were charged"
+
+
+def test_a_bot_recycled_by_the_harness_does_not_excuse_a_self_signal_beside_it(tmp_path: Path) -> None:
+    """Bots recycled after every match (``fresh_process = "always"``) that die of the harness's
+    own SIGTERM are no outside stop: the quitter, stopping itself while they are recycled, is
+    charged every time (an excuse that counted them voided its first death)."""
+    require_bwrap()
+    db, out = tmp_path / "recycle.db", tmp_path / "site"
+    entrants = [attack("quitter", "self_signal.py", QUIT_SIGNAL="SIGTERM", QUIT_AFTER="3"),
+                *(attack(n, "plain_greedy.py") for n in ("g1", "g2", "g3"))]
+    config = write_config(tmp_path / "recycle.toml", entrants, None,
+                          {"restart_backoff_s": 0, "fresh_process": "always"},
+                          name="recycle", deals=1, target=100, concurrency=2, seed=3)
+    proc = tournament(config, db, out)
+    output, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, output
+    with Store(db) as store:
+        voided = [r for _e, _m, r in store.voided() if "from outside the harness" in r]
+        assert voided == [], voided
+        charged = [m for m in store.matches(["recycle"]) if m.fault is not None]
+        assert len(charged) == 3 and all(m.seats[m.fault.seat] == "quitter" for m in charged if m.fault)
