@@ -72,6 +72,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
       sevenrocks league examples/league.toml --db league.db --final 40
       sevenrocks publish --db league.db --out site/     # the same site, from the database
     """
+    _hup_reads_the_config()
     tls = read_tls(tls_cert, tls_key)
     if tls is not None and cluster is not None:
         raise click.UsageError("--tls-cert/--tls-key serve remote entrants; a --cluster league has none")
@@ -102,6 +103,13 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
         _publish(store, config, out_dir, db_path, game.final_standings)
     if game.final_standings is not None:
         click.echo("\n".join(game.final_standings.lines()))
+
+
+def _hup_reads_the_config() -> None:
+    """SIGHUP asks for a re-read, never a stop: before the league's loop listens for it (start-up)
+    and after (publishing), a HUP is let pass (the loop reads the config when it starts anyway).
+    A handler, not SIG_IGN: an ignored signal would stay ignored in every bot launched."""
+    signal.signal(signal.SIGHUP, lambda signum, frame: None)
 
 
 class _NoExecutor:
@@ -161,10 +169,13 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
             await run_league(game, None if quiet else _Reporter(game))
         finally:
             loop.remove_signal_handler(signal.SIGHUP)
+            _hup_reads_the_config()
             if site is not None:
                 await site.stop()
             if closing is not None:
                 await closing.close()
+            # No bot runs any more (none inherits it): ignored through Python's own shutdown too.
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     run_stoppable(main)
 
