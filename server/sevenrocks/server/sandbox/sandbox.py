@@ -145,7 +145,7 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings = SandboxSettings(), hidden: Iterable[Path | str] = ()) -> None:
         self.settings = settings
         self.limits = settings.limits
-        self.hidden = [Path(os.path.abspath(p)) for p in hidden]
+        self.hidden = [Path(os.path.abspath(p)) for p in hidden] + console_files()
         self.warnings: list[str] = []
         self.root = os.geteuid() == 0
         self.run_dir: Path | None = None
@@ -548,6 +548,21 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def console_files() -> list[Path]:
+    """The files the harness's stdout and stderr go to (``nohup.out``, ``> event.log``), when they
+    are files: the console holds what the operator sees (paths, tokens it prints), not a bot's."""
+    found: list[Path] = []
+    for fd in (1, 2):
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+                if path.is_absolute() and path not in found:
+                    found.append(path)
+        except OSError:
+            continue
+    return found
 
 
 def _sweep_run_dirs() -> None:
