@@ -84,3 +84,33 @@ def test_every_one_of_the_denied_calls_fails_with_eperm_in_the_sandbox() -> None
     assert {"pidfd_getfd", "process_vm_writev", "io_uring_enter", "kexec_load", "fsopen"} <= set(filtered)
     assert len(filtered) >= 40, sorted(set(DENIED) - set(filtered))
     assert {n: e for n, e in filtered.items() if e != errno.EPERM} == {}
+
+
+VSOCK = """
+import errno, socket, sys
+try:
+    socket.socket(40, socket.SOCK_STREAM).close()  # AF_VSOCK
+    print("ok")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))
+"""
+
+
+def test_an_af_vsock_socket_is_refused_in_the_sandbox() -> None:
+    """AF_VSOCK reaches the hypervisor and other guests whatever the network namespace: the
+    filter refuses ``socket(AF_VSOCK, ...)`` with EPERM (the control: without it, the call gets
+    past the sandbox to the kernel's own answer)."""
+    require_bwrap()
+    results = []
+    with Sandbox(SandboxSettings(mode="bwrap")) as sb:
+        for control in (False, True):
+            if control:
+                sb.seccomp = None
+            prep = sb.prepare([sys.executable, "-c", VSOCK], {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "vsock")
+            try:
+                out = subprocess.run(prep.argv, env=prep.env, capture_output=True, text=True, timeout=60)
+            finally:
+                sb.release(prep)
+            assert out.returncode == 0, out.stderr
+            results.append(out.stdout.strip())
+    assert results[0] == "EPERM" and results[1] != "EPERM", results
