@@ -127,7 +127,9 @@ def move_message(line: bytes, turn: Turn) -> pb.BotMessage:
         if not isinstance(doc, dict):
             raise json_format.ParseError(f"expected a JSON object, got {type(doc).__name__}")
         json_format.ParseDict(doc, move)
-    except (ValueError, json_format.ParseError) as e:  # JSONDecodeError is a ValueError
+    # JSONDecodeError is a ValueError; a line of 60 KB of nested "[" is a RecursionError (it
+    # killed the reader, and every later turn timed out instead of the line being charged).
+    except (ValueError, RecursionError, json_format.ParseError) as e:
         shown = text if len(text) <= 200 else text[:200] + "..."
         return pb.BotMessage(error=pb.BotError(
             match_id=turn.match_id, seat=turn.seat, request_id=turn.request_id,
