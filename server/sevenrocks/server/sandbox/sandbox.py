@@ -255,8 +255,10 @@ class Sandbox:
         group: BotGroup | None = None
         cleanup: list[Path] = []
         lim = self.limits
+        # Every mode has the jail stay as the bot's parent: a harness that dies (kill -9, a crash)
+        # takes the bot's cgroups, or in ``off`` its process group, with it (:func:`.jail.supervise`).
+        spec["supervise"] = True
         if self.mode != "off":
-            spec["supervise"] = True
             if self.cgroups is not None:
                 group = self.cgroups.new_group(f"{_safe(name)}-{secrets.token_hex(3)}")
                 group.set_limits(lim.memory_mb * 2**20 or None, lim.max_processes or None, lim.cpu_cores or None)
