@@ -204,7 +204,7 @@ def main(argv: list[str]) -> int:
     per_match: dict[str, list[float]] = {m: [] for m in modes}
     per_event: dict[str, list[float]] = {m: [] for m in modes}
     decision: dict[str, list[float]] = {m: [] for m in modes}
-    fair: dict[tuple[int, str, bool], list[tuple[int, int, float]]] = {
+    fair: dict[tuple[int, str, bool], list[tuple[int, int, float, float]]] = {
         (c, m, s): [] for c in clocks for m in ("off", "bwrap") for s in (False, True)}
     flood: dict[tuple[int, bool], list[tuple[int, float, int, int, float, str]]] = {
         (g, f): [] for g in (0, 4) for f in (False, True)}
@@ -227,10 +227,11 @@ def main(argv: list[str]) -> int:
                         name = f"fair-{clock}-{mode}-{'spin' if spin else 'calm'}-{r}"
                         cfg = config(mode, args.deals, "self", clock, spin, name, args.target)
                         outcomes, _, _, _ = play(cfg, tmp)
-                        fair[(clock, mode, spin)].append((*innocent_timeouts(outcomes), innocent_p95(outcomes)))
+                        fair[(clock, mode, spin)].append((*innocent_timeouts(outcomes), innocent_p95(outcomes),
+                                                          innocent_p95(outcomes, q=0.99)))
                         x = fair[(clock, mode, spin)][-1]
                         print(f"  run {r + 1} fairness {clock:>5} ms {mode:<6} spinner={spin!s:<5} innocent "
-                              f"timeouts {x[0]} of {x[1]} decisions, p95 {x[2]:.1f} ms", flush=True)
+                              f"timeouts {x[0]} of {x[1]} decisions, p95 {x[2]:.1f} ms, p99 {x[3]:.1f} ms", flush=True)
             for gate in (0, 4) if "flood" in parts else ():
                 for flooding in (False, True):
                     name = f"flood-{gate}-{'on' if flooding else 'off'}-{r}"
@@ -282,19 +283,21 @@ def cost_table(args: argparse.Namespace, modes: list[str], per_match: dict[str, 
 
 
 def fairness_table(args: argparse.Namespace, clocks: list[int],
-                   fair: dict[tuple[int, str, bool], list[tuple[int, int, float]]]) -> None:
+                   fair: dict[tuple[int, str, bool], list[tuple[int, int, float, float]]]) -> None:
     print(f"\nCPU fairness: the innocent bots' timeouts and decision p95 in the 12 matches among 4 innocent "
           f"bots (target {args.target}, strike policy), without and with a spinner entrant burning "
           f"{2 * (os.cpu_count() or 1)} processes; median of {args.repeats} runs")
     print(f"{'clock':>7} {'sandbox':<8}{'timeouts':>10}{'+spinner':>10}{'p95 ms':>9}{'+spinner':>10}{'ratio':>8}"
-          f"   runs (timeouts/decisions, p95)")
+          f"{'p99 ms':>9}{'+spinner':>10}   runs (timeouts/decisions, p99)")
     for clock in clocks:
         for mode in ("off", "bwrap"):
             calm, spin = fair[(clock, mode, False)], fair[(clock, mode, True)]
             t0, t1 = statistics.median(x[0] for x in calm), statistics.median(x[0] for x in spin)
             p0, p1 = statistics.median(x[2] for x in calm), statistics.median(x[2] for x in spin)
-            runs = " ".join(f"{a[0]}/{a[1]},{a[2]:.0f}->{b[0]}/{b[1]},{b[2]:.0f}" for a, b in zip(calm, spin))
-            print(f"{clock:>5}ms {mode:<8}{t0:>10g}{t1:>10g}{p0:>9.1f}{p1:>10.1f}{p1 / p0:>7.2f}x   {runs}")
+            q0, q1 = statistics.median(x[3] for x in calm), statistics.median(x[3] for x in spin)
+            runs = " ".join(f"{a[0]}/{a[1]},{a[3]:.0f}->{b[0]}/{b[1]},{b[3]:.0f}" for a, b in zip(calm, spin))
+            print(f"{clock:>5}ms {mode:<8}{t0:>10g}{t1:>10g}{p0:>9.1f}{p1:>10.1f}{p1 / p0:>7.2f}x{q0:>9.1f}{q1:>10.1f}"
+                  f"   {runs}")
 
 
 def flood_table(args: argparse.Namespace,
