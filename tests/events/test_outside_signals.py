@@ -10,6 +10,7 @@ alone is charged at once). Real tournament process, real subprocess bots.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -45,8 +46,9 @@ def signal_every_bot(harness: int, db: Path, old: set[int]) -> set[int]:
         assert time.monotonic() < deadline, "the restarted bots stored no match"
         time.sleep(0.02)
     pids = set(launched_bots(harness))
-    for pid in pids:
-        os.kill(pid, signal.SIGINT)
+    for pid in pids:  # a bot's jail and the bot (the jail passes it on too): one may be gone already
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
     return pids
 
 

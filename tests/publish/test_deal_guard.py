@@ -55,6 +55,17 @@ def test_a_group_that_grows_hides_its_stored_matches_again() -> None:
     assert g.shown("x1") and g.shown("x3")
 
 
+def test_a_match_that_joins_a_group_waits_for_the_earlier_members_still_to_play() -> None:
+    """The group is merged, not replaced by the newcomers: x3, planned on x1's deal while x1 and x2
+    are still to play, is not shown once stored (its hands are theirs)."""
+    g = guard_of(set())
+    g.plan([Task("x3", "gx")])
+    g.stored(["x3"])
+    assert not g.shown("x3") and not g.shown("x1")
+    g.stored(["x1", "x2"])
+    assert g.shown("x3")
+
+
 def test_without_duplicate_deals_everything_is_shown() -> None:
     g = DealGuard(duplicate=False)
     assert g.shown("anything")

@@ -287,15 +287,18 @@ def test_the_spectator_token_is_enforced_and_beyond_loopback_none_means_closed(t
     assert [is_loopback(a) for a in ("0.0.0.0:1", "[::]:1", "10.0.0.5:1", "example.org:1")] == [False] * 4
 
 
-def test_a_message_over_4_mib_is_malformed_not_a_disconnect(tmp_path: Path) -> None:
+def test_a_message_over_grpcs_256_kib_limit_ends_the_bots_stream_and_is_charged_to_it(tmp_path: Path) -> None:
+    """gRPC buffers a whole message before the referee sees it: its limit is 4x the referee's
+    64 KiB, not 64 MiB (a remote bot's 60 MB messages took the referee from 75 to 481 MB).
+    The 5 MB message ends the bot's stream; the bot (which then exits) forfeits."""
     async def go() -> Any:
         async with table({"bad": fault_bot("huger"), "good": sdk_bot("random", 1)}, tmp_path) as t:
+            assert t.referee.grpc_receive_limit == 256 * 1024
             return await t.referee.play_match("A", SR, 21, ["bad", "good", "good", "good"])
 
     m = asyncio.run(go())
     assert m.reason == "forfeit" and m.offender is not None and m.offender.seat == 0
-    assert m.offender.cause.value == "malformed", m.offender
-    assert "oversized message: 5000" in m.offender.detail and "65536-byte limit" in m.offender.detail
+    assert m.offender.cause.value in ("disconnect", "crash"), m.offender
     assert_clean(m)
 
 

@@ -45,6 +45,7 @@ def test_a_correct_program_plays_a_whole_match(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("mode", "cause", "detail"), [
     ("junk", "crash", "not a Move in the protocol's JSON"),
+    ("nested", "crash", "not a Move in the protocol's JSON (maximum recursion depth"),
     ("illegal", "illegal", "is illegal"),
     ("malformed", "malformed", "not a double-six tile"),
     ("wrong-id", "malformed", "answer to unknown request id 999999999"),  # sent as written

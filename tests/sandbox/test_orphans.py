@@ -79,6 +79,26 @@ def test_kill_9_of_the_tournament_leaves_no_bot(tmp_path: Path) -> None:
         proc.stdout.close()
 
 
+def test_kill_9_of_an_off_mode_tournament_leaves_no_child_of_a_bot(tmp_path: Path) -> None:
+    """``off`` contains nothing, but no bot outlives the harness there either: a crashed harness
+    left a bot's ordinary children running (4 at 100% CPU for 9 minutes in the attack run)."""
+    mark = f"sevenrocks-orphan-{secrets.token_hex(6)}"
+    bots = [attack("parent", "plain_children.py", SEVENROCKS_BOT_MARK=mark), {"name": "greedy", "bot": "greedy"}]
+    config = write_config(tmp_path / "e.toml", bots, {"mode": "off"}, {"fresh_process": "never"},
+                          name="orphans", format="self", deals=4)
+    proc = tournament(config, tmp_path / "e.db", tmp_path / "out")
+    try:
+        wait_for(lambda: sum(1 for p in bot_processes(mark) if p != proc.pid) >= 3, 60, "the bot and its children")
+        owned = set(bot_processes(mark)) - {proc.pid}
+        kill_and_check(proc.pid, mark, owned)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
+
+
 @pytest.mark.cluster
 def test_kill_9_of_a_dask_worker_and_of_the_coordinator_leaves_no_bot(tmp_path: Path) -> None:
     pytest.importorskip("distributed")

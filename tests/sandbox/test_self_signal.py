@@ -13,7 +13,11 @@ voided, and it was withdrawn only when its 20 restarts were used, nothing charge
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -59,3 +63,84 @@ def test_a_bot_signalling_itself_is_charged_and_withdrawn_and_the_event_finishes
     # The stored fault says why a death by that signal was charged.
     assert logs and all(x.startswith(f"charged as a crash: signal {sig}") and "did not come from outside" in x
                         for x in logs), logs
+
+
+def stored(db: Path) -> int:
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+        try:
+            return int(con.execute("SELECT count(*) FROM matches").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.slow  # an event long enough for the stops to lie 10 s apart
+def test_an_old_outside_stop_of_another_bot_does_not_excuse_a_later_self_signal(tmp_path: Path) -> None:
+    """An outside stop excuses another death only within TOGETHER_S (5 s) of it, not forever after:
+    a bystander's process is stopped from outside early on, the quitter stops itself 15 s after
+    it started, and is charged."""
+    import psutil
+
+    require_bwrap()
+    db, out = tmp_path / "late.db", tmp_path / "site"
+    mark = "sevenrocks-bystander-" + os.urandom(4).hex()
+    entrants = [attack("quitter", "self_signal.py", QUIT_SIGNAL="SIGTERM", QUIT_DELAY_S="15"),
+                {"name": "bystander", "command": [sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "greedy"],
+                 "env": {"BYSTANDER_MARK": mark}},
+                {"name": "random", "bot": "random"}, {"name": "defensive", "bot": "defensive"}]
+    config = write_config(tmp_path / "late.toml", entrants, None,
+                          {"restart_backoff_s": 0, "fresh_process": "never"},
+                          name="late", duplicate=False, deals=6, target=250, concurrency=2, seed=3)
+    proc = tournament(config, db, out)
+    try:
+        deadline = time.monotonic() + 120
+        while not stored(db):  # playing: every bot connected
+            assert proc.poll() is None and time.monotonic() < deadline, "no match was stored"
+            time.sleep(0.05)
+        victims: list[int] = []
+        while not victims:
+            assert proc.poll() is None and time.monotonic() < deadline, "the bystander never started"
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                try:
+                    if child.environ().get("BYSTANDER_MARK") == mark:
+                        victims.append(child.pid)
+                except psutil.Error:
+                    continue
+            time.sleep(0.05)
+        for pid in victims:  # an operator's SIGTERM to the bystander's processes, early in the event
+            os.kill(pid, signal.SIGTERM)
+        output, _ = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, output
+    log = (out / "logs" / "quitter.log").read_text(errors="replace")
+    assert "QUIT SIGTERM" in log, log[-2000:]
+    with Store(db) as store:
+        voided = [r for _e, _m, r in store.voided() if "quitter" in r and "from outside the harness" in r]
+        assert voided == [], voided
+        charged = [m for m in store.matches(["late"]) if m.fault is not None and m.seats[m.fault.seat] == "quitter"]
+        assert charged, "the quitter's deaths were charged"
+
+
+def test_a_bot_recycled_by_the_harness_does_not_excuse_a_self_signal_beside_it(tmp_path: Path) -> None:
+    """Bots recycled after every match (``fresh_process = "always"``) that die of the harness's
+    own SIGTERM are no outside stop: the quitter, stopping itself while they are recycled, is
+    charged every time (an excuse that counted them voided its first death)."""
+    require_bwrap()
+    db, out = tmp_path / "recycle.db", tmp_path / "site"
+    entrants = [attack("quitter", "self_signal.py", QUIT_SIGNAL="SIGTERM", QUIT_AFTER="3"),
+                *(attack(n, "plain_greedy.py") for n in ("g1", "g2", "g3"))]
+    config = write_config(tmp_path / "recycle.toml", entrants, None,
+                          {"restart_backoff_s": 0, "fresh_process": "always"},
+                          name="recycle", deals=1, target=100, concurrency=2, seed=3)
+    proc = tournament(config, db, out)
+    output, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, output
+    with Store(db) as store:
+        voided = [r for _e, _m, r in store.voided() if "from outside the harness" in r]
+        assert voided == [], voided
+        charged = [m for m in store.matches(["recycle"]) if m.fault is not None]
+        assert len(charged) == 3 and all(m.seats[m.fault.seat] == "quitter" for m in charged if m.fault)

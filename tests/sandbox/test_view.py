@@ -201,3 +201,29 @@ def test_two_entrants_sharing_a_folder_inside_the_working_folder_each_start(in_e
             sb.release(prep)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "['mine.py', 'weights.bin']"  # a shared folder: the other's weights stay (see docs)
+
+
+def test_symlinks_in_a_rebuilt_folder_stay_symlinks_and_lead_nowhere_hidden(in_event_folder: Path) -> None:
+    """A link beside the bot to the database (relative or absolute) or into the output folder is
+    recreated as a link, which then dangles: were it bound, bubblewrap would follow it and show
+    the database at the link's name."""
+    require_bwrap()
+    ev = in_event_folder
+    (ev / "db-link").symlink_to("sevenrocks.db")
+    (ev / "abs-link").symlink_to(ev / "sevenrocks.db")
+    (ev / "out-link").symlink_to("sevenrocks-out")
+    code = ("import json, os\n"
+            "def read(p):\n"
+            "    try:\n        return open(p).read()\n"
+            "    except OSError:\n        return None\n"
+            "names = ['db-link', 'abs-link', 'out-link/logs/other.log']\n"
+            "print(json.dumps({n: [os.path.islink(n.split('/')[0]), read(n)] for n in names}))\n")
+    with Sandbox(SandboxSettings(mode="bwrap"), harness_files(ev)) as sb:
+        prep = sb.prepare([sys.executable, "-c", code], sb.environment(os.environ), "links")
+        try:
+            r = subprocess.run(prep.argv, env=prep.env, capture_output=True, text=True, timeout=60)
+        finally:
+            sb.release(prep)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"db-link": [True, None], "abs-link": [True, None],
+                                    "out-link/logs/other.log": [True, None]}

@@ -71,6 +71,22 @@ START_WAIT_S = 10.0
 PRIVATE_ENV = ("SEVENROCKS_TOKEN", "SEVENROCKS_REFEREE", "SEVENROCKS_TLS_CA")
 
 
+def _not_dumpable() -> None:
+    """Keep the program out of the adapter's memory: its environment (which holds the token) and
+    its memory are then readable only with CAP_SYS_PTRACE, which a program of the same uid does
+    not have (``/proc/<adapter>/environ`` and ``/proc/<adapter>/mem`` refuse it). Linux only;
+    elsewhere nothing changes. The program itself is dumpable again once it execs."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_dumpable = 4
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        log.warning("could not make the stdio adapter non-dumpable: the program may read its token")
+
+
 def stdio_command(argv: Sequence[str]) -> list[str]:
     """The command that runs ``argv`` as a stdio bot: this interpreter running the adapter.
 
@@ -111,7 +127,9 @@ def move_message(line: bytes, turn: Turn) -> pb.BotMessage:
         if not isinstance(doc, dict):
             raise json_format.ParseError(f"expected a JSON object, got {type(doc).__name__}")
         json_format.ParseDict(doc, move)
-    except (ValueError, json_format.ParseError) as e:  # JSONDecodeError is a ValueError
+    # JSONDecodeError is a ValueError; a line of 60 KB of nested "[" is a RecursionError (it
+    # killed the reader, and every later turn timed out instead of the line being charged).
+    except (ValueError, RecursionError, json_format.ParseError) as e:
         shown = text if len(text) <= 200 else text[:200] + "..."
         return pb.BotMessage(error=pb.BotError(
             match_id=turn.match_id, seat=turn.seat, request_id=turn.request_id,
@@ -161,6 +179,7 @@ class StdioProgram(Client):
 
     async def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
+        _not_dumpable()
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env, limit=MAX_LINE)

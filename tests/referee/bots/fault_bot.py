@@ -73,7 +73,7 @@ async def main() -> int:
                 elif MODE == "huge":
                     await call.write(pb.BotMessage(move=pb.Move(match_id="x" * 200_000, seat=msg.seat,
                                                                 request_id=t.request_id)).SerializeToString())
-                elif MODE == "huger":  # over 4 MiB, gRPC's default receive limit
+                elif MODE == "huger":  # over the referee's gRPC receive limit (256 KiB)
                     await call.write(pb.BotMessage(move=pb.Move(match_id="x" * 5_000_000, seat=msg.seat,
                                                                 request_id=t.request_id)).SerializeToString())
                 elif MODE == "replay":

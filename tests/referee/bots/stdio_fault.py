@@ -3,7 +3,7 @@
 Modes: ``none`` plays the first legal move; ``junk`` prints text that is not JSON;
 ``illegal`` plays a tile it does not hold; ``malformed`` a tile that does not exist;
 ``wrong-id`` answers a request id never issued; ``exit`` exits with status 3;
-``slow`` sleeps past the clock; ``chatty`` writes to stderr and prints a stray line
+``slow`` sleeps past the clock; ``nested`` prints 60 KB of ``[``; ``chatty`` writes to stderr and prints a stray line
 before any turn, then plays correctly.
 """
 import json
@@ -25,6 +25,9 @@ for line in sys.stdin:
     move = {"placement": turn["legalMoves"][0]}
     if mode == "junk":
         print("thinking about it...", flush=True)
+        continue
+    if mode == "nested":
+        print("[" * 60_000, flush=True)
         continue
     if mode == "illegal":
         other = next((a, b) for a in range(7) for b in range(a, 7) if (a, b) not in hand)

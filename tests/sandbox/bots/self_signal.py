@@ -4,7 +4,8 @@ It stands for a bot that, whenever it is losing, sends itself SIGINT (or SIGTERM
 SIGHUP: ``QUIT_SIGNAL``) so that the harness takes its death for Ctrl-C and voids
 the match instead of charging it. Here every process does it on its
 ``QUIT_AFTER``-th decision, so that it happens in every match it plays (five
-voids of one match used to stop the whole event).
+voids of one match used to stop the whole event); with ``QUIT_DELAY_S``, at its
+first decision that many seconds after it started instead.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import random
 import signal
 import sys
+import time
 
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.client import run
@@ -29,10 +31,13 @@ class SelfSignal(Bot):
         self.after = int(os.environ.get("QUIT_AFTER", "5"))
         self.signal = signal.Signals[os.environ.get("QUIT_SIGNAL", "SIGINT")]
         self.rng = random.Random(1)
+        delay = os.environ.get("QUIT_DELAY_S")
+        self.quit_at = time.monotonic() + float(delay) if delay else None
 
     def choose_move(self, view: SeatView) -> Move:
         self.turns += 1
-        if self.turns == self.after:
+        due = time.monotonic() >= self.quit_at if self.quit_at is not None else self.turns == self.after
+        if due:
             print(f"QUIT {self.signal.name} in {view.match_id}", flush=True)
             os.kill(os.getpid(), self.signal)  # the SDK's client dies of it, as of Ctrl-C
         return self.rng.choice(view.legal_moves())

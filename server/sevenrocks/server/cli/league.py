@@ -74,6 +74,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
       sevenrocks league examples/league.toml --db league.db --final 40
       sevenrocks publish --db league.db --out site/     # the same site, from the database
     """
+    _hup_reads_the_config()
     tls = read_tls(tls_cert, tls_key)
     if tls is not None and cluster is not None:
         raise click.UsageError("--tls-cert/--tls-key serve remote entrants; a --cluster league has none")
@@ -113,6 +114,13 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
         click.echo("\n".join(game.final_standings.lines()))
 
 
+def _hup_reads_the_config() -> None:
+    """SIGHUP asks for a re-read, never a stop: before the league's loop listens for it (start-up)
+    and after (publishing), a HUP is let pass (the loop reads the config when it starts anyway).
+    A handler, not SIG_IGN: an ignored signal would stay ignored in every bot launched."""
+    signal.signal(signal.SIGHUP, lambda signum, frame: None)
+
+
 class _NoExecutor:
     """Placeholder until the run opens the real executor (the field decides what it starts)."""
 
@@ -125,6 +133,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
     """Run the league on a fresh event loop; SIGTERM stops it as Ctrl-C does, SIGHUP re-reads the config."""
     config = game.config
     logs = out_dir / "logs"
+    hidden = harness_files(db_path, out_dir, game.path)  # the config too: it holds remote entrants' tokens
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -139,7 +148,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
             from ..events.league_arena import LeagueCluster
 
             executor = LeagueCluster(ClusterExecutor(config, cluster, logs, config.concurrency,
-                                                     hidden=harness_files(db_path, out_dir)))
+                                                     hidden=hidden))
             closing = executor
 
             async def to_cluster(entrants: Sequence[Entrant]) -> None:
@@ -159,7 +168,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
 
             arena = LeagueArena(config, logs, config.concurrency, listen, game.say, tls,
                                 os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, opened,
-                                harness_files(db_path, out_dir), game.say, guard=guard)
+                                hidden, game.say, guard=guard)
 
             async def to_arena(entrants: Sequence[Entrant]) -> None:
                 if arena.referee is None:
@@ -174,10 +183,13 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
             await run_league(game, None if quiet else _Reporter(game))
         finally:
             loop.remove_signal_handler(signal.SIGHUP)
+            _hup_reads_the_config()
             if site is not None:
                 await site.stop()
             if closing is not None:
                 await closing.close()
+            # No bot runs any more (none inherits it): ignored through Python's own shutdown too.
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
     run_stoppable(main)
 

@@ -41,9 +41,7 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
     ``say`` prints one whole line for the operator (the progress bar's console, so a
     line never lands on the bar's own); default: stderr.
     """
-    hidden = harness_files(db, out)
-    if os.path.isfile(config.source):  # it may hold remote entrants' tokens
-        hidden += (Path(config.source).resolve(),)
+    hidden = harness_files(db, out, Path(config.source) if os.path.isfile(config.source) else None)
     if cluster is not None:
         from ..events.cluster import ClusterExecutor
 
@@ -54,9 +52,12 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
                          report=say)
 
 
-def harness_files(db: Path | None, out: Path) -> tuple[Path, ...]:
-    """What no bot may see: the database (with SQLite's side files) and the output folder."""
+def harness_files(db: Path | None, out: Path, config: Path | None = None) -> tuple[Path, ...]:
+    """What no bot may see: the database (with SQLite's side files), the output folder and the
+    event's config (it may hold remote entrants' tokens), by its real path and the one given."""
     files = [out.resolve()]
+    if config is not None:
+        files += sorted({config.resolve(), Path(os.path.abspath(config))})
     if db is not None:
         base = db.resolve()
         files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]

@@ -44,6 +44,10 @@ from ..stats.ratings import RatingBook
 from ..stats.verdict import verdict
 
 LEAGUE_KEYS = {"round_matches", "final_matches", "poll_s", "idle_s", "stop_after"}
+#: Upper bounds: a round is planned whole before the config is read again (200,000 matches a
+#: round blocked every reload), and a wait longer than an hour is a typo.
+MAX_ROUND_MATCHES = 10_000
+MAX_WAIT_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +86,11 @@ def parse_league(data: dict[str, Any], source: str) -> tuple[EventConfig, League
             raise ConfigError(f"{source}: [league].{key}: expected a {'number' if kind != int else 'whole number'}, "
                               f"got {value!r}")
         low = 1 if key == "round_matches" else 0
-        if not math.isfinite(value) or value < low or (key in ("poll_s", "idle_s") and value <= 0):
+        high = {"round_matches": MAX_ROUND_MATCHES, "poll_s": MAX_WAIT_S, "idle_s": MAX_WAIT_S}.get(key, math.inf)
+        if not math.isfinite(value) or value < low or value > high or (key in ("poll_s", "idle_s") and value <= 0):
             raise ConfigError(f"{source}: [league].{key}: {value!r} is out of range; valid: "
-                              + ("a number of seconds > 0" if kind != int else f"a whole number >= {low}"))
+                              + (f"a number of seconds > 0, at most {high:g}" if kind != int
+                                 else f"a whole number >= {low}" + (f", at most {high:g}" if high < math.inf else "")))
         values[key] = float(value) if kind != int else value
     return parse_config(data, source), LeagueSettings(**values)
 

@@ -136,6 +136,12 @@ class LaunchedBot:
         pid: int | None = self.proc.pid
         return pid
 
+    def watch_gate(self, on_fault: Callable[[str], None]) -> None:
+        """See ``BotProcess.watch_gate`` (the referee charges the bot a breach its gate saw)."""
+        watch = getattr(self.proc, "watch_gate", None)
+        if watch is not None:
+            watch(on_fault)
+
     def outside_signal(self) -> bool:
         code = self.returncode
         return code is not None and code < 0 and -code in {s.value for s in OUTSIDE_SIGNALS}

@@ -46,10 +46,13 @@ PROTOCOL_VERSION = 1
 HELLO_TIMEOUT_S = 5.0
 #: Streams of one token that may wait for their Hello at once (more are refused at once).
 MAX_AWAITING_HELLO = 4
-#: Messages gRPC itself accepts, far above the referee's own limit, so that an oversized
-#: message reaches the referee and is charged ``malformed``. A bigger one ends the whole
-#: call before the referee sees it (a disconnect, see :meth:`Referee._read`).
-GRPC_RECEIVE_LIMIT = 64 * 1024 * 1024
+#: Messages gRPC itself accepts: four times the referee's own limit, so that a message a
+#: little over it reaches the referee and is charged ``malformed`` with its size. A bigger
+#: one ends the call before the referee sees it (a disconnect, see :meth:`Referee._read`)
+#: and costs the referee no more than this much memory: gRPC buffers a whole message
+#: before it is handed over (at 64 MiB one remote bot took the referee from 75 to 481 MB).
+#: A bot's real messages are a few hundred bytes (docs/protocol.md, "Message sizes").
+GRPC_RECEIVE_FACTOR = 4
 #: How long a lost stream waits for its bot process to show an exit code (crash vs disconnect).
 CRASH_PROBE_S = 0.25
 SERVICE_NAMES = ("sevenrocks.v1.Referee", "sevenrocks.v1.Spectator")
@@ -95,8 +98,8 @@ class Referee:
         self._awaiting_hello: Counter[str] = Counter()
         #: Refused streams (token, protocol version): one log line per peer host and minute.
         self.refused_log = RefusalLog(log)
-        #: gRPC's own receive limit once started (see GRPC_RECEIVE_LIMIT).
-        self.grpc_receive_limit = GRPC_RECEIVE_LIMIT
+        #: gRPC's own receive limit (see GRPC_RECEIVE_FACTOR).
+        self.grpc_receive_limit = GRPC_RECEIVE_FACTOR * max_message_bytes
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -112,8 +115,7 @@ class Referee:
         """
         tune_for_serving()  # full GC passes were the load run's longest pauses (gcpolicy.py)
         soft, _ = raise_open_files_limit()
-        self.grpc_receive_limit = limit = max(GRPC_RECEIVE_LIMIT, 16 * self.max_message_bytes)
-        server = grpc.aio.server(options=server_options(limit, connection_budget(soft)))
+        server = grpc.aio.server(options=server_options(self.grpc_receive_limit, connection_budget(soft)))
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("sevenrocks.v1.Referee", {
             "Play": grpc.stream_stream_rpc_method_handler(
                 self._play,
@@ -169,8 +171,24 @@ class Referee:
 
     def attach_process(self, entrant: str, process: ExitProbe) -> None:
         """Tell the referee which process plays ``entrant``, so that a lost stream whose
-        process has exited is adjudicated as a ``crash`` rather than a ``disconnect``."""
+        process has exited is adjudicated as a ``crash`` rather than a ``disconnect``,
+        and so that a breach its sandbox gate sees (an oversized message, cut off before
+        it crosses) is charged to it as ``malformed`` (:meth:`charge_breach`)."""
         self.seats.attach_process(entrant, process)
+        watch = getattr(process, "watch_gate", None)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        if callable(watch):
+            watch(lambda detail: loop.call_soon_threadsafe(self.charge_breach, entrant, detail))
+
+    def charge_breach(self, entrant: str, detail: str) -> None:
+        """Every live stream of ``entrant`` ends ``malformed`` with ``detail``: its seats forfeit
+        (or are struck) as for an oversized message the referee read itself."""
+        for session in list(self.sessions.get(entrant, ())):
+            if not session.closed and session.end is None:
+                session.lost(FaultCause.MALFORMED, detail)
 
     def connected(self) -> set[str]:
         """The entrants with at least one open stream."""
@@ -310,10 +328,10 @@ class Referee:
             detail = f"the stream to the bot failed: {type(e).__name__}: {e}"
         else:
             # gRPC ends the request stream the same way when the bot half-closes, when it
-            # cancels, and when it sends a message over GRPC_RECEIVE_LIMIT (which the
+            # cancels, and when it sends a message over grpc_receive_limit (which the
             # referee never sees): the detail names all three.
             detail = ("the bot's stream ended (it closed or cancelled the stream, or sent a message over "
-                      f"gRPC's {self.grpc_receive_limit // (1024 * 1024)} MiB limit)")
+                      f"gRPC's {self.grpc_receive_limit // 1024} KiB limit)")
         if not session.closed:
             self._lose(session, FaultCause.DISCONNECT, detail)
 

@@ -14,7 +14,12 @@ its socket until one of the bot's connections closes. A bot's gRPC channel needs
 one connection (two for a moment while it reconnects).
 
 The gates relay bytes in a thread of their own with its own event loop, so neither
-a relay nor a flood of connection attempts waits on the referee's loop.
+a relay nor a flood of connection attempts waits on the referee's loop. What a bot
+sends is read as it passes (:mod:`.framing`): a gRPC message announced over
+:data:`~.framing.MAX_MESSAGE_BYTES` closes that connection at once, before its body
+crosses (so a bot's 60 MB messages cost the harness neither memory nor the relay's
+time), and the gate tells whoever watches it (:attr:`Gate.on_fault`: the referee
+charges the bot a ``malformed`` fault).
 """
 
 from __future__ import annotations
@@ -24,7 +29,10 @@ import contextlib
 import os
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
+
+from .framing import MAX_MESSAGE_BYTES, MessageSizes, Oversized
 
 #: Connections one bot may hold open to the referee at once.
 CONNECTIONS_PER_BOT = 4
@@ -35,11 +43,18 @@ CHUNK = 1 << 16
 class Gate:
     """One bot's listening socket; relays up to ``cap`` connections at once to ``upstream``."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, path: Path, upstream: Path, cap: int) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, path: Path, upstream: Path, cap: int,
+                 max_message: int = MAX_MESSAGE_BYTES) -> None:
         self.loop = loop
         self.path = path
         self.upstream = upstream
         self.cap = cap
+        self.max_message = max_message
+        #: Connections closed for a breach (an oversized message), and the last one's detail.
+        self.faults = 0
+        self.fault: str | None = None
+        #: Called, in the gates' thread, with the detail of each breach (set by whoever charges the bot).
+        self.on_fault: Callable[[str], None] | None = None
         #: Connections relayed now, and since the gate opened (tests and benches read them).
         self.open = 0
         self.accepted = 0
@@ -86,11 +101,14 @@ class Gate:
             writers.append(down_w)
             up_r, up_w = await asyncio.open_unix_connection(str(self.upstream), limit=CHUNK)
             writers.append(up_w)
-            pipes = [asyncio.ensure_future(_pipe(down_r, up_w)), asyncio.ensure_future(_pipe(up_r, down_w))]
+            sizes = MessageSizes(self.max_message)
+            pipes = [asyncio.ensure_future(_pipe(down_r, up_w, sizes.feed)), asyncio.ensure_future(_pipe(up_r, down_w))]
             await asyncio.wait(pipes, return_when=asyncio.FIRST_COMPLETED)
             for p in pipes:  # one side is done: the connection is over
                 p.cancel()
-            await asyncio.gather(*pipes, return_exceptions=True)
+            for result in await asyncio.gather(*pipes, return_exceptions=True):
+                if isinstance(result, Oversized):
+                    self._breach(str(result))
         except OSError:
             pass
         finally:
@@ -100,6 +118,12 @@ class Gate:
                 conn.close()
             self.open -= 1
             self._poll(True)
+
+    def _breach(self, detail: str) -> None:
+        self.faults += 1
+        self.fault = detail
+        if self.on_fault is not None:
+            self.on_fault(detail)
 
     def close(self) -> None:
         self._closed = True
@@ -111,11 +135,16 @@ class Gate:
             self.path.unlink()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                check: Callable[[bytes], None] | None = None) -> None:
+    """Copy until the reader ends; ``check`` sees each chunk before it is passed on (and may
+    raise, which ends the copy with that chunk held back)."""
     while True:
         data = await reader.read(CHUNK)
         if not data:
             return
+        if check is not None:
+            check(data)
         writer.write(data)
         await writer.drain()
 

@@ -8,9 +8,9 @@ fork-in-a-threaded-process hazards (gRPC's threads) and lets every step happen
 *before* the bot's first instruction, so a bot cannot fork its way out of a limit
 set a moment too late.
 
-With a sandbox (``supervise``), this process stays as the bot's parent (see
-:func:`supervise`) and a forked child does the rest; without one it execs the bot
-itself. The child, in order:
+With ``supervise`` (every mode, ``off`` included), this process stays as the bot's
+parent (see :func:`supervise`) and a forked child does the rest; without it, it
+execs the bot itself. The child, in order:
 
 0. asks for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), exiting at once
    if the parent is already gone;
@@ -205,6 +205,11 @@ def supervise(spec: dict[str, object], argv: list[str]) -> None:
         if child:
             try:
                 os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        if not groups:  # no cgroup (``off``): the bot's process group (this one's too) is all there is
+            try:
+                os.killpg(os.getpgid(0), signal.SIGKILL)
             except OSError:
                 pass
         os._exit(137)

@@ -336,6 +336,13 @@ class BotProcess:
         gate = self._prepared.gate if self._prepared is not None else None
         return (gate.accepted, gate.cap) if gate is not None else (0, 0)
 
+    def watch_gate(self, on_fault: Callable[[str], None]) -> None:
+        """Have ``on_fault(detail)`` called (from the gates' thread) each time this bot's gate
+        closes a connection for a breach, e.g. an oversized message (:mod:`.gates`)."""
+        gate = self._prepared.gate if self._prepared is not None else None
+        if gate is not None:
+            gate.on_fault = on_fault
+
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait for the process to exit by itself; None if it is still running after ``timeout``."""
         if self.process is None:

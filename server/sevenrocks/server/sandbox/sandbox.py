@@ -145,7 +145,7 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings = SandboxSettings(), hidden: Iterable[Path | str] = ()) -> None:
         self.settings = settings
         self.limits = settings.limits
-        self.hidden = [Path(os.path.abspath(p)) for p in hidden]
+        self.hidden = [Path(os.path.abspath(p)) for p in hidden] + console_files()
         self.warnings: list[str] = []
         self.root = os.geteuid() == 0
         self.run_dir: Path | None = None
@@ -255,8 +255,10 @@ class Sandbox:
         group: BotGroup | None = None
         cleanup: list[Path] = []
         lim = self.limits
+        # Every mode has the jail stay as the bot's parent: a harness that dies (kill -9, a crash)
+        # takes the bot's cgroups, or in ``off`` its process group, with it (:func:`.jail.supervise`).
+        spec["supervise"] = True
         if self.mode != "off":
-            spec["supervise"] = True
             if self.cgroups is not None:
                 group = self.cgroups.new_group(f"{_safe(name)}-{secrets.token_hex(3)}")
                 group.set_limits(lim.memory_mb * 2**20 or None, lim.max_processes or None, lim.cpu_cores or None)
@@ -266,18 +268,24 @@ class Sandbox:
             if sock is not None and sock.exists() and self.gates is None:
                 os.chmod(sock, 0o666)  # the bot's uid must be able to connect
         sources = self._sources(argv, named, env)
+        uid = self._uid_for(sources) if self.mode != "off" else None
         gate = None
         sock_dir = self.run_dir / "sock" if self.run_dir is not None else None
         if self.gates is not None:
             assert self.run_dir is not None
             sock_dir = self.run_dir / f"gate-{_safe(name)}-{secrets.token_hex(3)}"
-            sock_dir.mkdir(mode=0o711)
-            os.chmod(sock_dir, 0o711)
+            sock_dir.mkdir(mode=0o700)
+            # Its folder is this bot's alone: any process may read every socket's path in
+            # /proc/<pid>/net/unix, but only the bot's own uid may pass through to its socket
+            # (under rlimits as root; without a uid of its own, rlimits contains nothing here).
+            if uid is not None:
+                os.chown(sock_dir, uid, uid)
+            else:
+                os.chmod(sock_dir, 0o711)
             cleanup.append(sock_dir)
             gate = self.gates.open(sock_dir / "referee.sock")
             if bot_env.get("SEVENROCKS_REFEREE") == f"unix:{self.socket_path}":
                 bot_env["SEVENROCKS_REFEREE"] = f"unix:{sock_dir / 'referee.sock'}"
-        uid = self._uid_for(sources) if self.mode != "off" else None
         if uid is not None:
             spec["uid"] = uid
         # Other entrants' files, except what this bot runs too (the Python environment, its own files).
@@ -542,6 +550,21 @@ class Sandbox:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def console_files() -> list[Path]:
+    """The files the harness's stdout and stderr go to (``nohup.out``, ``> event.log``), when they
+    are files: the console holds what the operator sees (paths, tokens it prints), not a bot's."""
+    found: list[Path] = []
+    for fd in (1, 2):
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                path = Path(os.readlink(f"/proc/self/fd/{fd}"))
+                if path.is_absolute() and path not in found:
+                    found.append(path)
+        except OSError:
+            continue
+    return found
 
 
 def _sweep_run_dirs() -> None:

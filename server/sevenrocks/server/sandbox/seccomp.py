@@ -39,6 +39,19 @@ DENIED = (
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot", "swapon",
     "swapoff", "acct", "quotactl", "syslog", "vhangup", "lookup_dcookie",
 )
+#: Socket address families a bot may not open (``socket(FAMILY, ...)`` fails with EPERM): the
+#: network namespace empties the others, but AF_VSOCK talks to the hypervisor and its other
+#: guests across any namespace.
+DENIED_FAMILIES = {"AF_VSOCK": 40}
+#: libseccomp's SCMP_CMP_EQ (enum scmp_compare).
+_SCMP_CMP_EQ = 4
+
+
+class _ArgCmp(ctypes.Structure):
+    """libseccomp's ``struct scmp_arg_cmp``: argument ``arg`` compared by ``op`` with ``datum_a``."""
+
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
 
 SCMP_ACT_ALLOW = 0x7FFF0000
 
@@ -64,6 +77,9 @@ def _lib() -> ctypes.CDLL:
     lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
     lib.seccomp_rule_add.restype = ctypes.c_int
     lib.seccomp_rule_add.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint]
+    lib.seccomp_rule_add_array.restype = ctypes.c_int
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
     lib.seccomp_export_bpf.restype = ctypes.c_int
     lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.seccomp_release.restype = None
@@ -78,7 +94,8 @@ def syscall_number(name: str) -> int | None:
 
 
 def write_filter(path: Path, denied: tuple[str, ...] = DENIED) -> list[str]:
-    """Write the BPF program that makes every call of ``denied`` fail with EPERM; returns the names used."""
+    """Write the BPF program that makes every call of ``denied``, and ``socket`` for each of
+    :data:`DENIED_FAMILIES`, fail with EPERM; returns the names used."""
     lib = _lib()
     ctx = lib.seccomp_init(SCMP_ACT_ALLOW)
     if not ctx:
@@ -93,6 +110,15 @@ def write_filter(path: Path, denied: tuple[str, ...] = DENIED) -> list[str]:
             if rc < 0:
                 raise SeccompUnavailable(f"seccomp_rule_add({name}) failed: {os.strerror(-rc)}")
             used.append(name)
+        nr = lib.seccomp_syscall_resolve_name(b"socket")
+        for family, number in DENIED_FAMILIES.items():
+            if nr < 0:
+                break
+            rc = lib.seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(errno.EPERM), nr, 1,
+                                            (_ArgCmp * 1)(_ArgCmp(0, _SCMP_CMP_EQ, number, 0)))
+            if rc < 0:
+                raise SeccompUnavailable(f"seccomp_rule_add(socket, {family}) failed: {os.strerror(-rc)}")
+            used.append(f"socket({family})")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             rc = lib.seccomp_export_bpf(ctx, fd)

@@ -20,6 +20,8 @@ import hashlib
 import hmac
 import html
 import secrets
+import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +32,29 @@ from ..events.store import Store, StoredMatch
 #: How many of a version's newest matches, and lines of its log, the page shows.
 NEWEST = 30
 LOG_LINES = 80
+#: Wrong tokens one client address may try in FAILED_WINDOW_S; past that it is answered 429 until
+#: the oldest ages out (a guess costs a lookup of every token: no client may make the page a loop).
+MAX_FAILED = 10
+FAILED_WINDOW_S = 60.0
+
+
+class FailedTokens:
+    """Wrong tokens per client address over the last ``window`` seconds (at most 10,000 addresses)."""
+
+    def __init__(self, limit: int = MAX_FAILED, window: float = FAILED_WINDOW_S) -> None:
+        self.limit, self.window = limit, window
+        self._seen: dict[str, deque[float]] = {}
+
+    def blocked(self, peer: str) -> bool:
+        times = self._seen.get(peer)
+        while times and times[0] < time.monotonic() - self.window:
+            times.popleft()
+        return times is not None and len(times) >= self.limit
+
+    def add(self, peer: str) -> None:
+        if len(self._seen) >= 10_000 and peer not in self._seen:
+            self._seen = {p: t for p, t in self._seen.items() if t and t[-1] >= time.monotonic() - self.window}
+        self._seen.setdefault(peer, deque()).append(time.monotonic())
 
 
 def league_secret(store: Store, event: str) -> str:
@@ -61,6 +86,7 @@ class AuthorPages:
         self.visible = visible
         #: version -> bytes of its log that may be shown (None: none yet).
         self.log_limit = log_limit
+        self.failed = FailedTokens()
 
     def entrant_of(self, given: str) -> str | None:
         found = None
@@ -74,8 +100,15 @@ class AuthorPages:
         bearer = request.headers.get("Authorization", "")
         if bearer.startswith("Bearer "):
             given = given or bearer[7:]
+        peer = request.remote or ""
+        if self.failed.blocked(peer):
+            return web.Response(status=429, headers={"Retry-After": str(int(FAILED_WINDOW_S))},
+                                text=f"More than {MAX_FAILED} wrong tokens from your address in a minute: "
+                                     "wait a minute, then open the page with the token the organiser gave you.\n")
         base = self.entrant_of(given) if given else None
         if base is None:
+            if given:
+                self.failed.add(peer)
             return web.Response(status=401, text="This page needs an entrant's token: open /author/?token=... "
                                                  "with the token the organiser gave you.\n")
         versions = [r.name for r in self.store.league_entrants(self.event) if r.base == base]
