@@ -31,6 +31,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 COMPILED = [
     "sdk/sevenrocks/sdk/rules/errors.py",
     "sdk/sevenrocks/sdk/rules/tiles.py",
+    "sdk/sevenrocks/sdk/rules/bits.py",
     "sdk/sevenrocks/sdk/rules/randomness.py",
     "sdk/sevenrocks/sdk/rules/rulesets.py",
     "sdk/sevenrocks/sdk/rules/layout.py",
