@@ -41,6 +41,7 @@ COMPILED = [
     "sdk/sevenrocks/sdk/rules/replay.py",
     "sdk/sevenrocks/sdk/view.py",
     "sdk/sevenrocks/sdk/sampling.py",
+    "sdk/sevenrocks/sdk/observation.py",
     "bots/sevenrocks/bots/awards.py",
     "bots/sevenrocks/bots/inference.py",
     "bots/sevenrocks/bots/rollout.py",

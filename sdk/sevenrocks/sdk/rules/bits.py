@@ -60,18 +60,17 @@ def move_code(ti: int, pid: int) -> int:
     return ti | pid << 5
 
 
-def _pips_table() -> list[int]:
+def _pips_table(first: int) -> list[int]:
+    """Pips of every subset of the 14 tiles from index ``first`` (each entry from a smaller one)."""
     table = [0] * (1 << 14)
     for m in range(1, 1 << 14):
         low = m & -m
-        table[m] = table[m ^ low] + TILE_PIPS[low.bit_length() - 1]
+        table[m] = table[m ^ low] + TILE_PIPS[first + low.bit_length() - 1]
     return table
 
 
-_PIPS_LOW: Final[list[int]] = _pips_table()
-_PIPS_HIGH: Final[list[int]] = [0] * (1 << 14)
-for _m in range(1 << 14):
-    _PIPS_HIGH[_m] = sum(TILE_PIPS[14 + i] for i in range(14) if _m >> i & 1)
+_PIPS_LOW: Final[list[int]] = _pips_table(0)
+_PIPS_HIGH: Final[list[int]] = _pips_table(14)
 
 
 def mask_pips(mask: int) -> int:

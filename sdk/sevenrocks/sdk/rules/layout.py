@@ -129,6 +129,10 @@ def _move_table() -> list[Move | None]:
 MOVE_OF: Final[list[Move | None]] = _move_table()
 
 
+#: The number of every move in MOVE_OF: one look-up turns a Move (or an equal tuple) into its number.
+_CODE_OF: Final[dict[object, int]] = {m: c for c, m in enumerate(MOVE_OF) if m is not None}
+
+
 def move_of(code: int) -> Move:
     """The public :class:`Move` of a move number (one shared object per number)."""
     move = MOVE_OF[code]
@@ -151,7 +155,13 @@ def port_id(port: Port | tuple[Tile, Side | str]) -> int:
 
 def code_of(move: Move | tuple[Tile, Port | None]) -> int:
     """The number of ``move``, or -1 when it names no tile or no port of the double-six set."""
-    t, port = move
+    try:
+        code = _CODE_OF.get(move, -1)
+    except TypeError:  # something unhashable inside
+        return -1
+    if code >= 0:
+        return code
+    t, port = move  # a move no legal placement has, or a side given as an unknown string
     try:
         ti = TILE_INDEX.get(t, -1)
     except TypeError:  # an unhashable "tile"
@@ -270,10 +280,14 @@ class Layout:
         """Every legal placement of a tile from ``hand``, in hand order then port order."""
         out: list[Move] = []
         ports = self.ports
+        playable = self.playable
+        opening = not self.placed
         for t in hand:
             ti = TILE_INDEX[t]
-            if not self.placed:
+            if opening:
                 out.append(MOVE_OF[move_code(ti, NO_PORT)])  # type: ignore[arg-type]
+                continue
+            if not playable >> ti & 1:
                 continue
             a = TILE_LOW[ti]
             b = TILE_HIGH[ti]
