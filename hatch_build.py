@@ -36,7 +36,8 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-#: The hot path: the engine, the seat view, the deal sampler and the search bot's rollouts.
+#: The hot path: the engine, the seat view, the deal sampler, the RL environment's observation,
+#: the in-process match loop (``simulate``) and the search bot's rollouts.
 COMPILED = [
     "sdk/sevenrocks/sdk/rules/errors.py",
     "sdk/sevenrocks/sdk/rules/tiles.py",
@@ -51,6 +52,7 @@ COMPILED = [
     "sdk/sevenrocks/sdk/view.py",
     "sdk/sevenrocks/sdk/sampling.py",
     "sdk/sevenrocks/sdk/observation.py",
+    "sdk/sevenrocks/sdk/local.py",
     "bots/sevenrocks/bots/awards.py",
     "bots/sevenrocks/bots/inference.py",
     "bots/sevenrocks/bots/rollout.py",
