@@ -1,10 +1,17 @@
-"""Rules-engine speed: random-policy playouts on one core, against OpenSpiel in the same run.
+"""The bare rules engine: random-policy playouts on one core, against OpenSpiel in the same run.
 
-Baseline: OpenSpiel's ``python_team_dominoes`` (PyPI ``open-spiel``), the nearest
-public peer — a four-player partnership dominoes engine in Python. One OpenSpiel
-game is one round (deal, play to the end); a "move" is a placement in both engines
-(neither counts passes, which both perform automatically). Runs alternate between
-the engines so that machine noise hits both alike; the table quotes medians.
+No records, no processes, no seat views: one ``GameState`` played to the end of the
+match with a random legal move, again and again. Baseline: OpenSpiel's
+``python_team_dominoes`` (PyPI ``open-spiel``, the ``bench`` extra), the nearest public
+peer — a four-player partnership dominoes engine in Python. One OpenSpiel game is
+one round (deal, play to the end), so "games/s" counts rounds for both; a "move" is
+a placement in both engines (neither counts passes, which both perform
+automatically). Two rows for ours: the public API (``legal_moves()``/``play(move)``,
+Move objects and events, what a user's code calls) and the number API
+(``legal_codes()``/``play_code(code, record=False)``, what the search bot's rollouts
+call). Runs alternate between the engines so that machine noise hits all alike; the
+table quotes medians. Time is the process's CPU time (``time.process_time()``), so
+that on a shared machine the rates measure the work, not the wait for a core.
 
     python bench/bench_engine.py [--runs 15] [--seconds 0.4]
 """
@@ -17,26 +24,33 @@ import statistics
 import time
 from typing import Callable
 
-from sevenrocks.sdk.rules import GameState, make_ruleset
+from headline import headline
+from sevenrocks.sdk.rules import GameState, engine_build, make_ruleset
 
 
-def ours(ruleset: str, players: int | None) -> Callable[[float], tuple[int, int, float]]:
+def ours(ruleset: str, players: int | None, numbers: bool = False) -> Callable[[float], tuple[int, int, float]]:
+    """Random playouts through the public API, or (``numbers``) the number API without events."""
     rs = make_ruleset(ruleset, players=players)
 
     def run(seconds: float) -> tuple[int, int, float]:
         moves = rounds = 0
         seed = 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
+        start = time.process_time()
+        while time.process_time() - start < seconds:
             g = GameState(rs, seed=seed)
             rng = random.Random(seed)
             g.start()
-            while not g.over:
-                g.play(rng.choice(g.legal_moves()))
-                moves += 1
+            if numbers:
+                while not g.over:
+                    g.play_code(rng.choice(g.legal_codes()), False)
+                    moves += 1
+            else:
+                while not g.over:
+                    g.play(rng.choice(g.legal_moves()))
+                    moves += 1
             rounds += g.round
             seed += 1
-        return moves, rounds, time.perf_counter() - start
+        return moves, rounds, time.process_time() - start
 
     return run
 
@@ -52,8 +66,8 @@ def openspiel() -> Callable[[float], tuple[int, int, float]] | None:
     def run(seconds: float) -> tuple[int, int, float]:
         rng = random.Random(0)
         moves = rounds = 0
-        start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
+        start = time.process_time()
+        while time.process_time() - start < seconds:
             state = game.new_initial_state()
             while not state.is_terminal():
                 if state.is_chance_node():
@@ -62,7 +76,7 @@ def openspiel() -> Callable[[float], tuple[int, int, float]] | None:
                     state.apply_action(rng.choice(state.legal_actions()))
                     moves += 1
             rounds += 1
-        return moves, rounds, time.perf_counter() - start
+        return moves, rounds, time.process_time() - start
 
     return run
 
@@ -85,14 +99,16 @@ def copy_cost(samples: int = 2000) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--runs", "--reps", type=int, default=15)
     ap.add_argument("--seconds", type=float, default=0.4, help="length of one run")
     args = ap.parse_args()
     engines: dict[str, Callable[[float], tuple[int, int, float]]] = {
-        "sevenrocks seven-rocks (4p)": ours("seven-rocks", None),
-        "sevenrocks fives (4p)": ours("fives", 4),
-        "sevenrocks fives (2p)": ours("fives", 2),
+        "sevenrocks seven-rocks (4p), public API": ours("seven-rocks", None),
     }
+    if hasattr(GameState, "play_code"):  # absent before the engine had a number API
+        engines["sevenrocks seven-rocks (4p), number API, no events"] = ours("seven-rocks", None, numbers=True)
+    engines["sevenrocks fives (4p), public API"] = ours("fives", 4)
+    engines["sevenrocks fives (2p), public API"] = ours("fives", 2)
     base = openspiel()
     if base is not None:
         engines["OpenSpiel python_team_dominoes (baseline)"] = base
@@ -103,12 +119,22 @@ def main() -> None:
             results[name].append((moves / dt, rounds / dt))
     med = {k: (statistics.median(m for m, _ in v), statistics.median(r for _, r in v)) for k, v in results.items()}
     base_key = "OpenSpiel python_team_dominoes (baseline)"
-    print(f"random-policy playouts, one core, median of {args.runs} runs of {args.seconds}s each\n")
-    print("| engine | moves/s | rounds/s | moves/s vs baseline |")
-    print("|---|---:|---:|---:|")
+    print(f"random-policy playouts, one core, {engine_build()} build, median of {args.runs} runs of "
+          f"{args.seconds} CPU s each (a game is a round)\n")
+    print("| engine | moves/s | games/s | games/s vs baseline | moves/s vs baseline |")
+    print("|---|---:|---:|---:|---:|")
     for name, (mps, rps) in med.items():
-        ratio = f"{mps / med[base_key][0]:.2f}x" if base_key in med else "n/a (open-spiel not installed)"
-        print(f"| {name} | {mps:,.0f} | {rps:,.0f} | {ratio} |")
+        if base_key in med:
+            ratios = f"{rps / med[base_key][1]:.2f}x | {mps / med[base_key][0]:.2f}x"
+        else:
+            ratios = "n/a (open-spiel not installed) | n/a"
+        print(f"| {name} | {mps:,.0f} | {rps:,.0f} | {ratios} |")
+    if base_key in med:
+        ours_key = "sevenrocks seven-rocks (4p), public API"
+        (mps, rps), (bmps, brps) = med[ours_key], med[base_key]
+        headline("bare engine, random playouts, games/s vs OpenSpiel python_team_dominoes", f"{rps / brps:.1f}x",
+                 ">= 10x", f"{rps:,.0f} vs {brps:,.0f} games/s ({mps:,.0f} vs {bmps:,.0f} moves/s), public API, "
+                 f"one core, median of {args.runs}")
     print(f"\nGameState.copy() mid-round, no random source: {copy_cost():.1f} µs (median)")
 
 

@@ -81,8 +81,9 @@ class Game:
 
 
 def make_bot(name: str, seed: int, options: dict[str, Any]) -> Bot:
-    kwargs = options.get(name, {})
-    return bot_class(name)(seed, **kwargs)
+    kwargs = dict(options.get(name, {}))
+    base = kwargs.pop("bot", name)  # a --variant names the bot it configures
+    return bot_class(base)(seed, **kwargs)
 
 
 def play_one(job: tuple[str, str, str, int | None, bool, int, dict[str, Any]]) -> Game:
@@ -151,12 +152,19 @@ def main(argv: list[str] | None = None) -> int:
                         help="determinizations per decision for the search bot (fixed, reproducible)")
     parser.add_argument("--search-opt", action="append", default=[], metavar="KEY=JSON",
                         help="another SearchBot keyword, e.g. horizon=7 or explore=0.2 (repeatable)")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME=BOT:JSON",
+                        help='a bot with other keywords under its own name, for pairs: '
+                             "'search150=search:{\"time_ms\": 150, \"iterations\": null}' (repeatable)")
     args = parser.parse_args(argv)
     search: dict[str, Any] = {"iterations": args.search_iterations, "time_ms": None}
     for opt in args.search_opt:
         key, _, value = opt.partition("=")
         search[key] = json.loads(value)
     options: dict[str, Any] = {"search": search}
+    for spec in args.variant:
+        name, _, rest = spec.partition("=")
+        base, _, kwargs = rest.partition(":")
+        options[name] = {"bot": base, **(json.loads(kwargs) if kwargs else {})}
     players = args.players if args.ruleset != "seven-rocks" else None
     if args.ruleset != "seven-rocks" and players != 2:
         parser.error("pairs are partnerships: use seven-rocks, or fives with --players 2")

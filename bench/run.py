@@ -5,8 +5,9 @@ Usage:
     python bench/run.py table [--builds compiled,pure] [--skip-main] [--skip-scale]
 
 ``table`` prints the speed table (docs/scale.md) in one run: the main job (the default
-``sevenrocks tournament``, wall time), ``simulate`` vs OpenSpiel, ``verify`` vs the
-independent verifier, the SDK decision vs a bare grpc.aio echo, and the decision p99
+``sevenrocks tournament``, wall time), the bare engine vs OpenSpiel, ``simulate`` vs
+OpenSpiel, the PettingZoo environment's decisions/s, the search bot's deals per
+decision at its clock, ``verify`` vs the independent verifier, the SDK decision vs a bare grpc.aio echo, and the decision p99
 of 1,000 concurrent matches, with the load average before and after. Rows where the
 engine matters run once per build: *compiled* is the installed package when it is a
 compiled wheel (``pip install .``, not ``-e``; ``tox -e bench``), *pure* the same
@@ -114,7 +115,8 @@ def table(argv: list[str]) -> int:
             print(f"\n## {build} build\n", flush=True)
             if not args.skip_main:
                 main_job(env, tmp, build)
-            for script, extra in (("bench_simulate.py", []), ("bench_verify.py", []),
+            for script, extra in (("bench_engine.py", []), ("bench_simulate.py", []), ("bench_env.py", []),
+                                  ("bench_search.py", []), ("bench_verify.py", []),
                                   ("bench_referee.py", ["--decision-only"])):
                 print(f"\n### {script} ({build})\n", flush=True)
                 subprocess.call([sys.executable, str(HERE / script), "--reps", str(args.reps), *extra], env=env)

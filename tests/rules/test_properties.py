@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sevenrocks.sdk.rules import (
     ALL_TILES, Draw, GameState, Layout, MatchEnd, Move, Pass, Play, RoundEnd, RoundStart, make_ruleset,
 )
-from sevenrocks.sdk.rules.randomness import shuffle
+from sevenrocks.sdk.rules.randomness import choice, shuffle
 from sevenrocks.sdk.rules.replay import verify_lines
 
 from .helpers import random_match
@@ -137,4 +137,15 @@ def test_the_engines_shuffle_draws_exactly_what_random_shuffle_draws(seed: int, 
     shuffle(ours, a)
     theirs.shuffle(b)
     assert a == b
+    assert ours.getstate() == theirs.getstate()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=2**63 - 1), st.integers(min_value=1, max_value=300))
+def test_the_engines_choice_draws_exactly_what_random_choice_draws(seed: int, n: int) -> None:
+    """The random bot's moves stay the moves of its seed: randomness.choice is random.Random.choice re-stated."""
+    ours, theirs = random.Random(seed), random.Random(seed)
+    items = list(range(n))
+    for _ in range(5):
+        assert choice(ours, items) == theirs.choice(items)
     assert ours.getstate() == theirs.getstate()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.rules import Move
+from sevenrocks.sdk.rules.randomness import choice
 from sevenrocks.sdk.view import SeatView
 
 
@@ -11,7 +12,7 @@ class RandomBot(Bot):
     name = "random"
 
     def choose_move(self, view: SeatView) -> Move:
-        return self.rng.choice(view.legal_moves())
+        return choice(self.rng, view.legal_moves())  # rng.choice's very draw, compiled in a wheel
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 
 from sevenrocks.sdk.rules import GameState, Move, Phase
-from sevenrocks.sdk.rules import pips as pip_count
+from sevenrocks.sdk.rules.bits import TILE_PIPS, mask_pips
+from sevenrocks.sdk.rules.layout import code_of, move_of
 from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
@@ -23,26 +24,30 @@ MATCH_BONUS = 150.0
 
 
 def greedy_move(state: GameState, rng: random.Random, explore: float) -> Move:
-    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``.
+    """The rollout policy: the best immediate award, heaviest tile on ties; random with chance ``explore``."""
+    return move_of(greedy_code(state, rng, explore))
 
-    Each candidate's award comes from :meth:`Layout.total_after` (arithmetic, no copy of
-    the layout): this loop runs for every step of every rollout, and is most of a
-    search's time.
+
+def greedy_code(state: GameState, rng: random.Random, explore: float) -> int:
+    """:func:`greedy_move` as a move number (the engine's own representation, no objects).
+
+    Each candidate's award comes from :meth:`Layout.total_after_code` (arithmetic, no
+    copy of the layout): this loop runs for every step of every rollout, and is most
+    of a search's time.
     """
-    moves = state.legal_moves()
-    if len(moves) == 1:
-        return moves[0]
+    codes = state.legal_codes()
+    if len(codes) == 1:
+        return codes[0]
     if explore > 0 and rng.random() < explore:
-        return moves[rng.randrange(len(moves))]
-    total_after = state.layout.total_after
-    best = moves[0]
+        return codes[rng.randrange(len(codes))]
+    total_after = state.layout.total_after_code
+    best = codes[0]
     best_key = -1
-    for m in moves:
-        total = total_after(m)
-        t = m[0]
-        key = (total * 16 if total > 0 and total % 5 == 0 else 0) + t[0] + t[1]
+    for c in codes:
+        total = total_after(c)
+        key = (total * 16 if total > 0 and total % 5 == 0 else 0) + TILE_PIPS[c & 31]
         if key > best_key:
-            best, best_key = m, key
+            best, best_key = c, key
     return best
 
 
@@ -50,9 +55,8 @@ def play_out(state: GameState, rng: random.Random, explore: float, plies: int | 
     """Play ``state`` (a copy) with the rollout policy for ``plies`` placements, or to the round's end."""
     left = -1 if plies is None else plies
     turn = Phase.TURN
-    play = state.play
     while state.phase is turn and left != 0:
-        play(greedy_move(state, rng, explore))
+        state.play_code(greedy_code(state, rng, explore), False)
         left -= 1
 
 
@@ -69,6 +73,7 @@ def search_deals(
     end after ``deadline`` (monotonic clock).
     """
     totals = [0.0] * len(moves)
+    codes = [code_of(m) for m in moves]
     n = 0
     while iterations is None or n < iterations:
         hands, boneyard = sampler.sample(rng)
@@ -79,9 +84,9 @@ def search_deals(
         root = view.state_with(hands, boneyard)
         seed = rng.getrandbits(32)
         last = len(moves) - 1
-        for i, move in enumerate(moves):
+        for i, code in enumerate(codes):
             state = root if i == last else root.copy()  # the last candidate may use the root itself
-            state.play(move)
+            state.play_code(code, False)
             # Without exploration the rollout draws nothing: skip seeding a generator per candidate.
             play_out(state, random.Random(seed) if explore else rng, explore, horizon)
             totals[i] += evaluate(view, state, pip_weight)
@@ -106,11 +111,11 @@ def evaluate(view: SeatView, state: GameState, pip_weight: float) -> float:
     if phase is Phase.TURN:
         pips = [0] * teams
         if rs.partnerships:
-            for seat, hand in enumerate(state.hands):
-                pips[seat & 1] += pip_count(hand)
+            for seat, hand in enumerate(state.hand_masks):
+                pips[seat & 1] += mask_pips(hand)
         else:
-            for seat, hand in enumerate(state.hands):
-                pips[seat] += pip_count(hand)
+            for seat, hand in enumerate(state.hand_masks):
+                pips[seat] += mask_pips(hand)
         own = pips[mine]
         value -= pip_weight * (own - (sum(pips) - own) / (teams - 1))
     elif phase is Phase.MATCH_OVER and state.winner is not None:

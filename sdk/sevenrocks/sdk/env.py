@@ -50,42 +50,17 @@ except ImportError as e:  # pragma: no cover - the message is the point
     ) from None
 
 from .bot import Bot
-from .rules import ALL_TILES, Event, GameState, LeaderBy, Move, Ruleset, Side, Tile, make_ruleset
-from .view import PublicPlay, SeatView
+from .observation import (
+    FIELDS, LEADER_BY, MAX_SEATS, N_ACTIONS, OBS_SIZE, OPENING_SLOT, SLOTS, legal_actions, move_for_action,
+    observation_values,
+)
+from .rules import ALL_TILES, Event, GameState, Move, Side, Tile, Ruleset, make_ruleset
+from .view import PublicTable, SeatView, observe_all
 
 #: Index of each tile in :data:`ALL_TILES` (the action's and the arrays' tile numbering).
 TILE_INDEX: dict[Tile, int] = {t: i for i, t in enumerate(ALL_TILES)}
 SIDES: tuple[Side, ...] = tuple(Side)
 SIDE_INDEX: dict[Side, int] = {s: i for i, s in enumerate(SIDES)}
-LEADER_BY: tuple[LeaderBy, ...] = tuple(LeaderBy)
-_SIDE_INDEX: dict[str, int] = {str(s): i for s, i in SIDE_INDEX.items()}
-_LEADER_BY_INDEX: dict[str, int] = {b: i for i, b in enumerate(LEADER_BY)}
-#: Slots per tile in the action space: four port rows, then "open the round".
-SLOTS = 5
-OPENING_SLOT = 4
-N_ACTIONS = len(ALL_TILES) * SLOTS
-MAX_SEATS = 4
-
-#: The observation array, in order: (name, length). Per-seat and per-team parts are
-#: padded to four entries (with -1 for seats, 0 for scores), whatever the player count.
-FIELDS: tuple[tuple[str, int], ...] = (
-    ("seat", 1),             # this seat
-    ("to_move", 1),          # the seat whose turn it is
-    ("round", 1),            # from 1
-    ("leader", 1),           # the seat that opened this round
-    ("leader_by", 1),        # 0 lot, 1 domino, 2 rotation
-    ("boneyard_size", 1),    # fives: tiles left to draw
-    ("ends_total", 1),       # the layout's scoring-ends total
-    ("spinner", 1),          # tile index of the spinner, -1 before one is placed
-    ("hand_sizes", 4),       # tiles each seat holds (-1: no such seat)
-    ("scores", 4),           # by team (Seven Rocks: 2 teams, then 0 0)
-    ("hand", 28),            # 1 where this seat holds the tile
-    ("placed_by", 28),       # the seat that placed each tile this round, -1 if not on the table
-    ("placed_order", 28),    # 1 for the round's first placement, 2 for the next..., 0 if not placed
-    ("open_ports", 12),      # up to 4 rows of (host tile index, side index, value); -1 rows unused
-    ("voids", 28),           # 4 seats x 7 values: 1 where the seat is known not to hold the value
-)
-OBS_SIZE = sum(n for _, n in FIELDS)
 _OFFSETS: dict[str, tuple[int, int]] = {}
 _at = 0
 for _name, _n in FIELDS:
@@ -103,35 +78,7 @@ def fields(observation: np.ndarray) -> dict[str, np.ndarray]:
 
 def encode(view: SeatView) -> np.ndarray:
     """The observation array of ``view``: only what the seat may know (see :data:`FIELDS`)."""
-    lay = view.layout
-    spinner = lay.spinner
-    pad = MAX_SEATS - view.ruleset.players
-    obs = [
-        view.seat, view.to_move, view.round, view.leader, _LEADER_BY_INDEX[view.leader_by],
-        view.boneyard_size, lay.total, -1 if spinner is None else TILE_INDEX[spinner],
-        *view.hand_sizes, *([-1] * pad), *view.scores, *([0] * (MAX_SEATS - len(view.scores))),
-    ]
-    hand = [0] * 28
-    for t in view.hand:
-        hand[TILE_INDEX[t]] = 1
-    placed_by = [-1] * 28
-    placed_order = [0] * 28
-    k = 0
-    for ev in view.history:
-        if ev.__class__ is PublicPlay:
-            k += 1
-            i = TILE_INDEX[ev.tile]
-            placed_by[i] = ev.seat
-            placed_order[i] = k
-    ports: list[int] = []
-    for port, value in lay.open_ports().items():
-        ports += (TILE_INDEX[port.tile], _SIDE_INDEX[port.side], value)
-    ports += [-1] * (12 - len(ports))
-    voids = [0] * 28
-    for seat, values in enumerate(view.voids):
-        for v in values:
-            voids[7 * seat + v] = 1
-    return np.array(obs + hand + placed_by + placed_order + ports + voids, dtype=np.int32)
+    return np.array(observation_values(view), dtype=np.int32)
 
 
 def action_of(view: SeatView, move: Move) -> int:
@@ -144,28 +91,14 @@ def action_of(view: SeatView, move: Move) -> int:
 
 def move_of(view: SeatView, action: int) -> Move:
     """The move that ``action`` names in ``view``; ``ValueError`` if it names no legal move."""
-    if not 0 <= action < N_ACTIONS:
-        raise ValueError(f"action {action} is outside 0..{N_ACTIONS - 1}")
-    t, slot = ALL_TILES[action // SLOTS], action % SLOTS
-    ports = list(view.layout.open_ports())  # in their observation order
-    if slot == OPENING_SLOT:
-        move = Move(t, None)
-    elif slot < len(ports):
-        move = Move(t, ports[slot])
-    else:
-        raise ValueError(f"action {action} names port row {slot}, but only {len(ports)} ports are open")
-    if move not in view.legal_moves():
-        raise ValueError(f"action {action} ({move}) is not legal for seat {view.seat}; use the action mask")
-    return move
+    return move_for_action(view, action)
 
 
 def action_mask(view: SeatView, to_move: bool = True) -> np.ndarray:
     """1 for each legal action of ``view`` (all zeros when it is not this seat's turn)."""
     mask = np.zeros(N_ACTIONS, dtype=np.int8)
     if to_move:
-        row = {port: i for i, port in enumerate(view.layout.open_ports())}
-        for t, port in view.legal_moves():
-            mask[TILE_INDEX[t] * SLOTS + (OPENING_SLOT if port is None else row[port])] = 1
+        mask[legal_actions(view)] = 1
     return mask
 
 
@@ -209,6 +142,7 @@ class SevenRocksEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type i
         self._act_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
         self.game: GameState | None = None
         self.views: list[SeatView] = []
+        self.table = PublicTable(self.ruleset)
         self._seed_source = random.Random()
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
@@ -225,7 +159,9 @@ class SevenRocksEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type i
             self._seed_source.seed(seed)
         match_seed = self._seed_source.getrandbits(63)
         self.game = GameState(self.ruleset, seed=match_seed)
-        self.views = [SeatView(self.ruleset, s, f"env-{match_seed}") for s in range(self.ruleset.players)]
+        # One public table for every seat, as play_local keeps it: each event's public part is applied once.
+        self.table = PublicTable(self.ruleset)
+        self.views = [SeatView(self.ruleset, s, f"env-{match_seed}", self.table) for s in range(self.ruleset.players)]
         self.agents = list(self.possible_agents)
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -237,8 +173,7 @@ class SevenRocksEnv(AECEnv):  # type: ignore[misc]  # pettingzoo ships no type i
 
     def _feed(self, events: list[Event]) -> None:
         for ev in events:
-            for view in self.views:
-                view.observe(ev)
+            observe_all(self.views, self.table, ev)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``agent``'s observation array and action mask (all zeros unless it is to move)."""
@@ -367,6 +302,6 @@ def first_legal(observation: dict[str, np.ndarray]) -> int:
 
 
 __all__ = [
-    "FIELDS", "N_ACTIONS", "OBS_SIZE", "PolicyBot", "SevenRocksEnv", "action_mask", "action_of",
+    "FIELDS", "LEADER_BY", "MAX_SEATS", "N_ACTIONS", "OBS_SIZE", "OPENING_SLOT", "SLOTS", "PolicyBot", "SevenRocksEnv", "action_mask", "action_of",
     "encode", "env", "fields", "first_legal", "move_of", "observation_of", "parallel_env", "raw_env",
 ]

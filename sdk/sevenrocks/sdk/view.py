@@ -109,7 +109,7 @@ class PublicTable:
             self.scores = list(scores)
 
     def on_play(self, seat: int, tile: Tile, port: Port | None, ends: int, award: int, scores: Sequence[int]) -> None:
-        self.layout.place(_new(Move, (tile, port)))
+        self.layout.place(_new(Move, (tile, port)))  # the numbers inside: Layout.place converts
         self.hand_sizes[seat] -= 1
         self.scores = list(scores)
         self.history.append(_new(PublicPlay, (seat, tile, port, ends, award)))
@@ -122,7 +122,7 @@ class PublicTable:
         was void in earlier, so after a second draw (or a pass after a draw) only the
         values open now are still certain.
         """
-        values = set(self.layout._open.values())
+        values = self.layout.open_values()
         history = self.history
         last = history[-1] if history else None
         if type(last) is PublicDraw and last.seat == seat:
@@ -355,8 +355,8 @@ class SeatView:
         g = GameState(self.ruleset, auto_deal=False)
         g.round = t.round
         g.scores = list(t.scores)
-        g.hands = [sorted(h) for h in hands]
-        g.boneyard = list(boneyard or [])
+        g.hands = hands
+        g.boneyard = boneyard or []
         g.layout = t.layout.copy()
         g.turn = t.to_move
         g.leader = t.leader

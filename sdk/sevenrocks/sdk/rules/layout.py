@@ -1,19 +1,23 @@
 """The layout on the table: placed tiles, open ports, the single spinner, the ends total.
 
 The layout never holds more than four open ports (two line ends and two spinner
-branches), so it keeps them in a small insertion-ordered dict and updates the
-scoring-ends total incrementally on every placement instead of walking the tree.
+branches), so it keeps their numbers (:mod:`.bits`) in a short list in the order they
+opened, with the mask of the tiles that fit one of them, and updates the scoring-ends
+total incrementally on every placement instead of walking the tree.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from mypy_extensions import mypyc_attr
 
 from .errors import IllegalMoveError
-from .tiles import Tile, fmt
+from .bits import (
+    ALL_MASK, NO_PORT, PIP_TILES, PORT_VALUE, TILE_HIGH, TILE_INDEX, TILE_LOW, move_code, tiles_mask,
+)
+from .tiles import ALL_TILES, Tile, fmt
 
 
 class Side(StrEnum):
@@ -104,12 +108,77 @@ def _port(t: Tile, side: Side) -> Port:
     return tuple.__new__(Port, (t, side))
 
 
-#: Every port of every tile, made once: ``_PORTS[t]`` is (low, high, line_a, line_b,
-#: branch_a, branch_b). Placing a tile looks its new ports up instead of building them,
-#: and the layout's dict then finds them by identity.
-_PORTS: dict[Tile, tuple[Port, ...]] = {
-    (a, b): tuple(_port((a, b), side) for side in Side) for a in range(7) for b in range(a, 7)
-}
+#: The six sides in port-number order (``bits``: port = 6 * tile + side).
+SIDES: Final[tuple[Side, ...]] = tuple(Side)
+SIDE_INDEX: Final[dict[Side, int]] = {s: i for i, s in enumerate(SIDES)}
+#: The Port of every port number, made once: the engine hands these out, never new ones.
+PORT_OF: Final[list[Port]] = [_port(ALL_TILES[p // 6], SIDES[p % 6]) for p in range(NO_PORT)]
+
+
+def _move_table() -> list[Move | None]:
+    table: list[Move | None] = [None] * (move_code(0, NO_PORT + 1))
+    for ti, t in enumerate(ALL_TILES):
+        table[move_code(ti, NO_PORT)] = tuple.__new__(Move, (t, None))
+        for pid in range(NO_PORT):
+            if PORT_VALUE[pid] in t:
+                table[move_code(ti, pid)] = tuple.__new__(Move, (t, PORT_OF[pid]))
+    return table
+
+
+#: The Move of every move number that can be legal somewhere (None for the others).
+MOVE_OF: Final[list[Move | None]] = _move_table()
+
+
+#: The number of every move in MOVE_OF: one look-up turns a Move (or an equal tuple) into its number.
+_CODE_OF: Final[dict[object, int]] = {m: c for c, m in enumerate(MOVE_OF) if m is not None}
+
+
+def move_of(code: int) -> Move:
+    """The public :class:`Move` of a move number (one shared object per number)."""
+    move = MOVE_OF[code]
+    assert move is not None, f"{code} is not a move number"
+    return move
+
+
+def port_id(port: Port | tuple[Tile, Side | str]) -> int:
+    """The number of ``port``, or -1 when it names no side of a double-six tile."""
+    try:
+        ti = TILE_INDEX.get(port[0], -1)
+        side = port[1]
+        si = SIDE_INDEX.get(side if side.__class__ is Side else Side(side), -1)
+    except (TypeError, ValueError, IndexError):
+        return -1
+    if ti < 0 or si < 0:
+        return -1
+    return 6 * ti + si
+
+
+def code_of(move: Move | tuple[Tile, Port | None]) -> int:
+    """The number of ``move``, or -1 when it names no tile or no port of the double-six set."""
+    try:
+        code = _CODE_OF.get(move, -1)
+    except TypeError:  # something unhashable inside
+        return -1
+    if code >= 0:
+        return code
+    t, port = move  # a move no legal placement has, or a side given as an unknown string
+    try:
+        ti = TILE_INDEX.get(t, -1)
+    except TypeError:  # an unhashable "tile"
+        return -1
+    if ti < 0:
+        return -1
+    if port is None:
+        return move_code(ti, NO_PORT)
+    pid = port_id(port)
+    return -1 if pid < 0 else move_code(ti, pid)
+
+
+def _known(move: Move) -> int:
+    code = code_of(move)
+    if code < 0:
+        raise IllegalMoveError(f"{move} names no tile or port of the double-six set")
+    return code
 
 
 class Layout:
@@ -119,44 +188,77 @@ class Layout:
     branch sides open once both its line sides are occupied; a terminal double
     counts both halves; an unused branch counts zero.
 
+    Inside, tiles, ports and moves are numbers (:mod:`.bits`): the open ports are a
+    list of at most four port numbers in the order they opened, and ``playable`` the
+    mask of every tile that would attach somewhere. The methods taking and returning
+    :class:`Move` objects convert at the edge; the ``*_code`` methods are the engine's
+    and the search's own.
+
     Attributes:
         total: The scoring-ends total of the layout as it stands.
         spinner: The round's spinner, once a double has been placed (else ``None``).
         tiles: Placed tiles in order of placement.
         connections: Every attachment, in order of placement.
+        playable: The mask of tiles (:mod:`.bits`) that have a legal placement now
+            (every tile while the layout is empty).
     """
 
-    __slots__ = ("_open", "total", "spinner", "_spinner_lines", "tiles", "connections")
+    __slots__ = ("ports", "total", "_spinner", "_spinner_lines", "placed", "_conns", "playable")
 
     def __init__(self) -> None:
-        self._open: dict[Port, int] = {}
+        #: Open port numbers, in the order they opened.
+        self.ports: list[int] = []
         #: The scoring-ends total of the layout as it stands.
         self.total = 0
-        #: The round's spinner, once a double has been placed.
-        self.spinner: Tile | None = None
+        self._spinner = -1
         self._spinner_lines = 0
-        #: Placed tiles in order of placement.
-        self.tiles: list[Tile] = []
-        #: Every attachment, in order of placement.
-        self.connections: list[Connection] = []
+        #: Placed tile indices in order of placement.
+        self.placed: list[int] = []
+        #: Every attachment: host port << 8 | tile << 3 | side.
+        self._conns: list[int] = []
+        #: The tiles that would attach somewhere now (every tile before the opening).
+        self.playable = ALL_MASK
 
     def copy(self) -> Layout:
         new = Layout()  # not Layout.__new__: compiled by mypyc, __new__ runs __init__ anyway
-        new._open = self._open.copy()
+        new.ports = self.ports.copy()
         new.total = self.total
-        new.spinner = self.spinner
+        new._spinner = self._spinner
         new._spinner_lines = self._spinner_lines
-        new.tiles = self.tiles.copy()
-        new.connections = self.connections.copy()
+        new.placed = self.placed.copy()
+        new._conns = self._conns.copy()
+        new.playable = self.playable
         return new
+
+    # ------------------------------------------------------------------ the public view
 
     @property
     def empty(self) -> bool:
-        return not self.tiles
+        return not self.placed
+
+    @property
+    def spinner(self) -> Tile | None:
+        """The round's spinner, once a double has been placed."""
+        return None if self._spinner < 0 else ALL_TILES[self._spinner]
+
+    @property
+    def tiles(self) -> list[Tile]:
+        """Placed tiles in order of placement (a new list)."""
+        return [ALL_TILES[i] for i in self.placed]
+
+    @property
+    def connections(self) -> list[Connection]:
+        """Every attachment, in order of placement (a new list)."""
+        new = tuple.__new__
+        return [new(Connection, (PORT_OF[c >> 8], ALL_TILES[c >> 3 & 31], SIDES[c & 7])) for c in self._conns]
 
     def open_ports(self) -> dict[Port, int]:
         """The legal continuation ports with the pip value a tile must match there."""
-        return dict(self._open)
+        return {PORT_OF[p]: PORT_VALUE[p] for p in self.ports}
+
+    def open_values(self) -> set[int]:
+        """The pip values open now (a tile showing one of them has a placement)."""
+        return {PORT_VALUE[p] for p in self.ports}
 
     def ends(self) -> list[tuple[Tile, int]]:
         """The counted contributions (tile, points) that make up :attr:`total`.
@@ -164,64 +266,75 @@ class Layout:
         Slower than :attr:`total`; for display, tests and the protocol's layout view.
         """
         out: list[tuple[Tile, int]] = []
-        for (t, _side), value in self._open.items():
-            if t == self.spinner:
+        for p in self.ports:
+            ti = p // 6
+            if ti == self._spinner:
                 continue  # counted once below; its open branches count zero
-            out.append((t, 2 * value if t[0] == t[1] else value))
-        if self.spinner is not None and self._spinner_lines < 2:
-            out.append((self.spinner, 2 * self.spinner[0]))
+            value = PORT_VALUE[p]
+            out.append((ALL_TILES[ti], 2 * value if TILE_LOW[ti] == TILE_HIGH[ti] else value))
+        if self._spinner >= 0 and self._spinner_lines < 2:
+            out.append((ALL_TILES[self._spinner], 2 * TILE_LOW[self._spinner]))
         return out
 
     def moves_for(self, hand: list[Tile]) -> list[Move]:
         """Every legal placement of a tile from ``hand``, in hand order then port order."""
-        if not self.tiles:
-            return [Move(t, None) for t in hand]
-        ports = self._open.items()
-        new = tuple.__new__  # NamedTuple's own __new__ is Python code: this is the hot path
-        return [new(Move, (t, p)) for t in hand for p, v in ports if v in t]
+        out: list[Move] = []
+        ports = self.ports
+        playable = self.playable
+        opening = not self.placed
+        for t in hand:
+            ti = TILE_INDEX[t]
+            if opening:
+                out.append(MOVE_OF[move_code(ti, NO_PORT)])  # type: ignore[arg-type]
+                continue
+            if not playable >> ti & 1:
+                continue
+            a = TILE_LOW[ti]
+            b = TILE_HIGH[ti]
+            for p in ports:
+                v = PORT_VALUE[p]
+                if v == a or v == b:
+                    out.append(MOVE_OF[move_code(ti, p)])  # type: ignore[arg-type]
+        return out
 
     def can_play(self, hand: list[Tile]) -> bool:
         """True if some tile of ``hand`` has a legal placement."""
-        if not self.tiles:
-            return bool(hand)
-        values = self._open.values()
-        for a, b in hand:
-            if a in values or b in values:
-                return True
-        return False
+        return tiles_mask(hand) & self.playable != 0
 
     def check(self, move: Move) -> None:
         """Raise :class:`IllegalMoveError` unless ``move`` can be placed (hand not checked)."""
         t, port = move
         if port is None:
-            if self.tiles:
+            if self.placed:
                 raise IllegalMoveError(f"{fmt(t)} has no port, but the round is already open")
             return
-        if not self.tiles:
+        if not self.placed:
             raise IllegalMoveError(f"{fmt(t)} names port {port}, but the layout is empty: open without a port")
-        value = self._open.get(port)
-        if value is None:
+        pid = port_id(port)
+        if pid < 0 or pid not in self.ports:
             host, side = port
             why = "is not an open port"
+            spinner = self.spinner
             if host not in self.tiles:
                 why = f"is on {fmt(host)}, which is not in the layout"
-            elif side in (Side.BRANCH_A, Side.BRANCH_B) and host != self.spinner:
-                spinner = fmt(self.spinner) if self.spinner else "none"
-                why = f"is a branch of {fmt(host)}, which is not the spinner ({spinner}): only the first double branches"
+            elif side in (Side.BRANCH_A, Side.BRANCH_B) and host != spinner:
+                named = fmt(spinner) if spinner else "none"
+                why = f"is a branch of {fmt(host)}, which is not the spinner ({named}): only the first double branches"
             elif side in (Side.BRANCH_A, Side.BRANCH_B) and self._spinner_lines < 2:
                 why = "is a spinner branch, but branches open only after both line sides are occupied"
             elif (side in LINE_SIDES) != (host[0] == host[1]):
-                why = f"names side {side.value}, which {fmt(host)} does not have"
+                why = f"names side {Side(side).value}, which {fmt(host)} does not have"
             elif any(c.port == port for c in self.connections) or any(
                 c.tile == host and c.side == side for c in self.connections
             ):
                 why = "is already occupied"
             raise IllegalMoveError(f"{port} {why}; open ports: {self._describe_ports()}")
+        value = PORT_VALUE[pid]
         if value != t[0] and value != t[1]:
             raise IllegalMoveError(f"{fmt(t)} does not match {port} (value {value})")
 
     def _describe_ports(self) -> str:
-        return ", ".join(f"{p} ({v})" for p, v in self._open.items()) or "none"
+        return ", ".join(f"{PORT_OF[p]} ({PORT_VALUE[p]})" for p in self.ports) or "none"
 
     def total_after(self, move: Move) -> int:
         """The scoring-ends total that placing ``move`` (assumed legal) would leave; the layout is untouched.
@@ -230,18 +343,64 @@ class Layout:
         for every candidate of every rollout step, where copying the layout to place
         the move would cost several times more.
         """
-        t, port = move
-        a, b = t
-        if port is None:
+        return self.total_after_code(_known(move))
+
+    def place(self, move: Move) -> int:
+        """Place ``move`` (assumed legal: call :meth:`check` first) and return the new total."""
+        return self.place_code(_known(move))
+
+    # ------------------------------------------------------------------ numbers (the engine's own)
+
+    def legal_codes(self, hand: int) -> list[int]:
+        """The move numbers of every legal placement of a tile of the mask ``hand``, tile order then port order."""
+        out: list[int] = []
+        if not self.placed:
+            while hand:
+                low = hand & -hand
+                out.append(move_code(low.bit_length() - 1, NO_PORT))
+                hand ^= low
+            return out
+        ports = self.ports
+        m = hand & self.playable
+        while m:
+            low = m & -m
+            ti = low.bit_length() - 1
+            m ^= low
+            a = TILE_LOW[ti]
+            b = TILE_HIGH[ti]
+            for p in ports:
+                v = PORT_VALUE[p]
+                if v == a or v == b:
+                    out.append(ti | p << 5)
+        return out
+
+    def legal_code(self, code: int) -> bool:
+        """True if the move number ``code`` fits the layout (the hand is not checked)."""
+        pid = code >> 5
+        if pid == NO_PORT:
+            return not self.placed
+        if pid > NO_PORT or pid not in self.ports:
+            return False
+        ti = code & 31
+        v = PORT_VALUE[pid]
+        return v == TILE_LOW[ti] or v == TILE_HIGH[ti]
+
+    def total_after_code(self, code: int) -> int:
+        """:meth:`total_after` for a move number."""
+        ti = code & 31
+        pid = code >> 5
+        a = TILE_LOW[ti]
+        b = TILE_HIGH[ti]
+        if pid == NO_PORT:
             return 2 * a if a == b else a + b
-        value = self._open[port]
-        host = port[0]
+        value = PORT_VALUE[pid]
+        host = pid // 6
         total = self.total
-        if host[0] != host[1]:
+        if TILE_LOW[host] != TILE_HIGH[host]:
             total -= value
-        elif host == self.spinner:
-            side = port[1]
-            if (side is Side.LINE_A or side is Side.LINE_B) and self._spinner_lines == 1:
+        elif host == self._spinner:
+            side = pid - 6 * host
+            if (side == 2 or side == 3) and self._spinner_lines == 1:
                 total -= 2 * value
         else:
             total -= 2 * value
@@ -249,54 +408,62 @@ class Layout:
             return total + 2 * a
         return total + (b if value == a else a)
 
-    def place(self, move: Move) -> int:
-        """Place ``move`` (assumed legal: call :meth:`check` first) and return the new total."""
-        t, port = move
-        a, b = t
-        opened = self._open
-        ports = _PORTS[t]  # low, high, line_a, line_b, branch_a, branch_b
-        self.tiles.append(t)
-        if port is None:
+    def place_code(self, code: int) -> int:
+        """:meth:`place` for a move number (assumed legal); returns the new total."""
+        ti = code & 31
+        pid = code >> 5
+        a = TILE_LOW[ti]
+        b = TILE_HIGH[ti]
+        ports = self.ports
+        base = 6 * ti
+        self.placed.append(ti)
+        if pid == NO_PORT:
             if a == b:
-                self.spinner = t
-                opened[ports[2]] = a
-                opened[ports[3]] = a
+                self._spinner = ti
+                ports.append(base + 2)
+                ports.append(base + 3)
                 self.total = 2 * a
+                self.playable = PIP_TILES[a]
             else:
-                opened[ports[0]] = a
-                opened[ports[1]] = b
+                ports.append(base)
+                ports.append(base + 1)
                 self.total = a + b
+                self.playable = PIP_TILES[a] | PIP_TILES[b]
             return self.total
-        value = opened.pop(port)
-        host, host_side = port
+        value = PORT_VALUE[pid]
+        ports.remove(pid)
+        host = pid // 6
         total = self.total
-        new = tuple.__new__
-        if host[0] != host[1]:
+        if TILE_LOW[host] != TILE_HIGH[host]:
             total -= value
-        elif host == self.spinner:
-            if host_side is Side.LINE_A or host_side is Side.LINE_B:
+        elif host == self._spinner:
+            side = pid - 6 * host
+            if side == 2 or side == 3:
                 self._spinner_lines += 1
                 if self._spinner_lines == 2:
                     total -= 2 * value
-                    host_ports = _PORTS[host]
-                    opened[host_ports[4]] = value
-                    opened[host_ports[5]] = value
+                    ports.append(6 * host + 4)
+                    ports.append(6 * host + 5)
         else:
             total -= 2 * value
         if a == b:
-            self.connections.append(new(Connection, (port, t, Side.LINE_A)))
-            if self.spinner is None:
-                self.spinner = t
+            self._conns.append(pid << 8 | ti << 3 | 2)
+            if self._spinner < 0:
+                self._spinner = ti
                 self._spinner_lines = 1
-            opened[ports[3]] = a
+            ports.append(base + 3)
             total += 2 * a
         elif value == a:
-            self.connections.append(new(Connection, (port, t, Side.LOW)))
-            opened[ports[1]] = b
+            self._conns.append(pid << 8 | ti << 3)
+            ports.append(base + 1)
             total += b
         else:
-            self.connections.append(new(Connection, (port, t, Side.HIGH)))
-            opened[ports[0]] = a
+            self._conns.append(pid << 8 | ti << 3 | 1)
+            ports.append(base)
             total += a
         self.total = total
+        playable = 0
+        for p in ports:
+            playable |= PIP_TILES[PORT_VALUE[p]]
+        self.playable = playable
         return total

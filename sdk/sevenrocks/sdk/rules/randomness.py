@@ -1,4 +1,4 @@
-"""``random.Random.shuffle`` re-stated for the compiler: the same draws, the same order, in compiled code.
+"""``random.Random.shuffle`` and ``choice`` re-stated for the compiler: the same draws, the same order, in compiled code.
 
 Dealing a round and sampling a deal for search both shuffle a list of tiles, and the
 standard library's ``shuffle`` is Python code even where the engine is compiled. This
@@ -29,3 +29,16 @@ def shuffle(rng: random.Random, items: list[T]) -> None:
         while j >= n:
             j = getrandbits(k)
         items[i], items[j] = items[j], items[i]
+
+
+def choice(rng: random.Random, items: list[T]) -> T:
+    """``rng.choice(items)`` with the same draw (CPython's ``_randbelow`` by rejection), in compiled code."""
+    n = len(items)
+    if type(rng) is not random.Random or n == 0:
+        return rng.choice(items)
+    getrandbits = rng.getrandbits
+    k = n.bit_length()
+    j = getrandbits(k)
+    while j >= n:
+        j = getrandbits(k)
+    return items[j]

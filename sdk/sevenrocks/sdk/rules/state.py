@@ -10,7 +10,6 @@ and draws the lots, so a seed replays a match exactly.
 from __future__ import annotations
 
 import random
-from bisect import insort
 from enum import StrEnum
 
 from .errors import IllegalMoveError, RulesError
@@ -18,10 +17,11 @@ from .events import (
     Bonus, Draw, Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Offender, Pass, Play,
     RoundEnd, RoundEndReason, RoundStart, Settlement,
 )
-from .layout import Layout, Move
+from .bits import NO_PORT, TILE_BIT, TILE_INDEX, mask_pips, mask_tiles, tiles_mask
+from .layout import MOVE_OF, PORT_OF, Layout, Move, code_of
 from .randomness import shuffle
 from .rulesets import Ruleset
-from .tiles import ALL_TILES, Tile, award_of, fmt, round5
+from .tiles import ALL_TILES, Tile, fmt, round5
 
 #: Names the dealing procedure below; records carry it so that ``verify`` knows it can
 #: re-derive every deal and lot from the seed. Change it if the procedure changes.
@@ -78,6 +78,12 @@ class GameState:
     ``layout``, ``scores`` (by team), and once the match is over ``winner``,
     ``end_reason`` and ``offender``.
 
+    Inside, each hand is a 28-bit mask (``hand_masks``, see :mod:`.bits`) and the
+    boneyard a list of tile indices; ``hands`` and ``boneyard`` read and write them as
+    tiles. Search code may use the number-level methods (:meth:`legal_codes`,
+    :meth:`play_code`, which can skip building events), the same rules without the
+    objects.
+
     >>> from sevenrocks.sdk.rules import make_ruleset
     >>> g = GameState(make_ruleset(), seed=7)
     >>> events = g.start()
@@ -88,7 +94,7 @@ class GameState:
     """
 
     __slots__ = (
-        "ruleset", "rng", "auto_deal", "phase", "round", "scores", "hands", "boneyard",
+        "ruleset", "rng", "auto_deal", "phase", "round", "scores", "hand_masks", "bones",
         "layout", "turn", "leader", "leader_by", "passes", "winner", "end_reason",
         "offender", "last_round_reason", "last_dominoer",
     )
@@ -105,8 +111,10 @@ class GameState:
         self.phase = Phase.NOT_STARTED
         self.round = 0
         self.scores = [0] * ruleset.teams
-        self.hands: list[list[Tile]] = [[] for _ in range(ruleset.players)]
-        self.boneyard: list[Tile] = []
+        #: Each seat's hand as a mask of tile indices (bits).
+        self.hand_masks: list[int] = [0] * ruleset.players
+        #: The boneyard as tile indices, in drawing order.
+        self.bones: list[int] = []
         self.layout = Layout()
         self.turn = 0
         self.leader = 0
@@ -124,11 +132,35 @@ class GameState:
     def over(self) -> bool:
         return self.phase is Phase.MATCH_OVER
 
+    @property
+    def hands(self) -> list[list[Tile]]:
+        """Every seat's hand, sorted (a new list: assign ``hands`` to change them)."""
+        return [mask_tiles(m) for m in self.hand_masks]
+
+    @hands.setter
+    def hands(self, value: list[list[Tile]]) -> None:
+        self.hand_masks = [tiles_mask(h) for h in value]
+
+    @property
+    def boneyard(self) -> list[Tile]:
+        """The tiles left to draw (fives), in drawing order (a new list)."""
+        return [ALL_TILES[i] for i in self.bones]
+
+    @boneyard.setter
+    def boneyard(self, value: list[Tile]) -> None:
+        self.bones = [TILE_INDEX[t] for t in value]
+
     def legal_moves(self) -> list[Move]:
         """The moves the seat to move may make (never empty while the phase is TURN)."""
         if self.phase is not Phase.TURN:
             return []
-        return self.layout.moves_for(self.hands[self.turn])
+        return [MOVE_OF[c] for c in self.layout.legal_codes(self.hand_masks[self.turn])]  # type: ignore[misc]
+
+    def legal_codes(self) -> list[int]:
+        """:meth:`legal_moves` as move numbers (:mod:`.bits`; ``layout.move_of`` turns one into a Move)."""
+        if self.phase is not Phase.TURN:
+            return []
+        return self.layout.legal_codes(self.hand_masks[self.turn])
 
     def copy(self) -> GameState:
         """An independent copy, cheap enough for search (the random source is copied too)."""
@@ -144,8 +176,8 @@ class GameState:
         new.phase = self.phase
         new.round = self.round
         new.scores = self.scores.copy()
-        new.hands = [h.copy() for h in self.hands]
-        new.boneyard = self.boneyard.copy()
+        new.hand_masks = self.hand_masks.copy()
+        new.bones = self.bones.copy()
         new.layout = self.layout.copy()
         new.turn = self.turn
         new.leader = self.leader
@@ -194,15 +226,16 @@ class GameState:
             raise RulesError(f"cannot start a round while the match is in phase {self.phase.value}")
         self._check_deal(hands, boneyard, leader)
         self.round += 1
-        self.hands = [sorted(h) for h in hands]
-        self.boneyard = list(boneyard)
+        self.hand_masks = [tiles_mask(h) for h in hands]
+        self.bones = [TILE_INDEX[t] for t in boneyard]
         self.layout = Layout()
         self.leader = self.turn = leader
         self.leader_by = leader_by
         self.passes = 0
         self.phase = Phase.TURN
         return [RoundStart(
-            self.round, leader, leader_by, tuple(tuple(h) for h in self.hands), tuple(self.boneyard)
+            self.round, leader, leader_by, tuple(tuple(mask_tiles(m)) for m in self.hand_masks),
+            tuple(boneyard),
         )]
 
     def _check_deal(self, hands: list[list[Tile]], boneyard: list[Tile], leader: int) -> None:
@@ -244,27 +277,52 @@ class GameState:
 
         Raises :class:`IllegalMoveError` (naming the reason) for an illegal move.
         """
-        seat = self.turn
-        hand = self.hands[seat]
-        tile_, port = move
-        layout = self.layout
-        # Fast legality check; the slow path only builds the error message.
-        if (
-            self.phase is not Phase.TURN
-            or tile_ not in hand
-            or (port is None and layout.tiles)
-            or (port is not None and tile_[0] != layout._open.get(port, -1) != tile_[1])
-        ):
+        code = code_of(move)
+        if code < 0 or not self._legal(code):
+            self.check(move)  # raises, naming the reason
+            raise IllegalMoveError(f"seat {self.turn}: {move} is not a legal move")  # pragma: no cover
+        return self._play(code, True)
+
+    def play_code(self, code: int, record: bool = True) -> list[Event]:
+        """:meth:`play` for a move number (from :meth:`legal_codes`).
+
+        With ``record=False`` placements, passes and draws build no events (a search's
+        rollouts read the state, not the events); a round's or the match's end still does.
+        """
+        if not self._legal(code):
+            move = MOVE_OF[code] if 0 <= code < len(MOVE_OF) else None
+            if move is None:
+                raise IllegalMoveError(f"{code} is not a move number")
             self.check(move)
-        hand.remove(tile_)
-        total = layout.place(move)
-        award = award_of(total)
+            raise IllegalMoveError(f"seat {self.turn}: {move} is not a legal move")  # pragma: no cover
+        return self._play(code, record)
+
+    def _legal(self, code: int) -> bool:
+        return (
+            self.phase is Phase.TURN
+            and self.hand_masks[self.turn] >> (code & 31) & 1 == 1
+            and self.layout.legal_code(code)
+        )
+
+    def _play(self, code: int, record: bool) -> list[Event]:
+        seat = self.turn
+        ti = code & 31
+        masks = self.hand_masks
+        hand = masks[seat] ^ TILE_BIT[ti]
+        masks[seat] = hand
+        layout = self.layout
+        total = layout.place_code(code)
+        award = total if total > 0 and total % 5 == 0 else 0
         rs = self.ruleset
         team = seat % 2 if rs.partnerships else seat
         scores = self.scores
         if award:
             scores[team] += award
-        events: list[Event] = [tuple.__new__(Play, (self.round, seat, tile_, port, total, award, tuple(scores)))]
+        events: list[Event] = []
+        if record:
+            pid = code >> 5
+            port = None if pid == NO_PORT else PORT_OF[pid]
+            events.append(tuple.__new__(Play, (self.round, seat, ALL_TILES[ti], port, total, award, tuple(scores))))
         self.passes = 0
         if award and scores[team] >= rs.target:
             self._end_match(MatchEndReason.TARGET, team, events)
@@ -272,31 +330,30 @@ class GameState:
             self._end_round(RoundEndReason.DOMINO, seat, events)
         else:
             nxt = self.turn = (seat + 1) % rs.players
-            values = layout._open.values()
-            for a, b in self.hands[nxt]:
-                if a in values or b in values:
-                    break  # the common case: the next seat has a move
-            else:
-                self._advance(events)
+            if not masks[nxt] & layout.playable:
+                self._advance(events, record)
         return events
 
-    def _advance(self, events: list[Event]) -> None:
+    def _advance(self, events: list[Event], record: bool = True) -> None:
         """Perform forced passes and fives draws until a seat has a choice or the round ends."""
         rs = self.ruleset
         layout = self.layout
+        masks = self.hand_masks
         while True:
             seat = self.turn
-            hand = self.hands[seat]
-            if layout.can_play(hand):
+            if masks[seat] & layout.playable:
                 return
             if rs.draws:
-                while self.boneyard:
-                    t = self.boneyard.pop(0)
-                    insort(hand, t)
-                    events.append(Draw(self.round, seat, t))
-                    if layout.can_play([t]):
+                bones = self.bones
+                while bones:
+                    ti = bones.pop(0)
+                    masks[seat] |= TILE_BIT[ti]
+                    if record:
+                        events.append(Draw(self.round, seat, ALL_TILES[ti]))
+                    if TILE_BIT[ti] & layout.playable:
                         return
-            events.append(Pass(self.round, seat))
+            if record:
+                events.append(Pass(self.round, seat))
             self.passes += 1
             if self.passes == rs.players:
                 self._end_round(RoundEndReason.BLOCKED, None, events)
@@ -305,7 +362,7 @@ class GameState:
 
     def _end_round(self, reason: RoundEndReason, by: int | None, events: list[Event]) -> None:
         rs = self.ruleset
-        pips = [sum(a + b for a, b in h) for h in self.hands]
+        pips = [mask_pips(m) for m in self.hand_masks]
         settlement: tuple[Settlement, ...] = ()
         bonus: Bonus | None = None
         winner: int | None = None
@@ -324,7 +381,7 @@ class GameState:
                 bonus = Bonus(winner, round5(sum(pips) - pips[winner]))
                 self.scores[winner] += bonus.points
         events.append(RoundEnd(
-            self.round, reason, by, tuple(tuple(h) for h in self.hands), settlement, bonus,
+            self.round, reason, by, tuple(tuple(mask_tiles(m)) for m in self.hand_masks), settlement, bonus,
             tuple(self.scores), rs.partnerships,
         ))
         self.last_round_reason = reason
