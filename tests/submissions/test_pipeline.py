@@ -22,15 +22,8 @@ from sevenrocks.server.submissions.pipeline import Pipeline, SubmitSettings, ent
 
 from . import bundles
 
-pytestmark = pytest.mark.usefixtures("bwrap_or_ci")
+pytestmark = pytest.mark.usefixtures("bwrap")
 
-
-@pytest.fixture
-def bwrap_or_ci() -> None:
-    if not os.path.exists("/usr/bin/bwrap"):
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but bubblewrap is missing")
-        pytest.skip("bubblewrap is not installed")
 
 
 def _submit(store: Store, tmp_path: Path, folder: Path, entrant: str = "bot") -> int:

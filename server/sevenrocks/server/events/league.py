@@ -67,6 +67,8 @@ def parse_league(data: dict[str, Any], source: str) -> tuple[EventConfig, League
     """A league config: the event TOML plus an optional ``[league]`` table."""
     data = dict(data)
     raw = data.pop("league", {})
+    for key in ("submissions", "authors"):  # read by ..submissions.desk
+        data.pop(key, None)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: [league] must be a table")
     unknown = sorted(set(raw) - LEAGUE_KEYS)
@@ -117,6 +119,15 @@ def version_name(base: str, version: int) -> str:
     return base if version == 1 else f"{base}@{version}"
 
 
+#: How a disqualification starts its entrants row's withdrawal reason (``sevenrocks league disqualify``).
+DISQUALIFIED = "disqualified"
+
+
+def disqualified(row: LeagueEntrant) -> bool:
+    """Disqualified by the organiser: never rejoins the field, whatever the config says (its matches stay)."""
+    return (row.withdrawn or "").startswith(DISQUALIFIED)
+
+
 def sync_field(store: Store, config: EventConfig, frozen: bool) -> list[str]:
     """Bring the stored field in line with ``config``'s entrants; returns what changed, in words."""
     event = config.name
@@ -129,7 +140,7 @@ def sync_field(store: Store, config: EventConfig, frozen: bool) -> list[str]:
         ident = bot_identity(config, e)
         row = latest.get(e.name)
         if row is not None and row.digest == digest(ident):
-            if row.retired_at is not None and not frozen:
+            if row.retired_at is not None and not frozen and not disqualified(row):
                 store.retire(event, row.name, retired=False)
                 said.append(f"{row.name} rejoined the field")
             continue
@@ -155,7 +166,7 @@ def active_field(store: Store, config: EventConfig) -> list[Entrant]:
     blocks = {e.name: e for e in config.entrants}
     out = []
     for row in store.league_entrants(config.name):
-        if row.retired_at is None and row.base in blocks:
+        if row.retired_at is None and row.base in blocks and not disqualified(row):
             out.append(dataclasses.replace(blocks[row.base], name=row.name))
     return out
 
@@ -259,6 +270,9 @@ class League:
     update_executor: Callable[[Sequence[Entrant]], Awaitable[None]] | None = None
     #: Who can be seated now; None: the whole active field.
     available: Callable[[], set[str]] | None = None
+    #: Entrants that came in through submissions (:mod:`..submissions`), added to the config's own.
+    submitted: Callable[[], Sequence[Entrant]] | None = None
+    _submitted_names: set[str] = field(default_factory=set)
     field_: list[Entrant] = field(default_factory=list)
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
@@ -298,6 +312,11 @@ class League:
             # What the command line set (concurrency, sandbox) stays as it was.
             self.config = dataclasses.replace(config, concurrency=self.config.concurrency, sandbox=self.config.sandbox)
             self.settings = settings
+        if self.submitted is not None:
+            own = tuple(e for e in self.config.entrants if e.name not in self._submitted_names)
+            extra = [e for e in self.submitted() if e.name not in {o.name for o in own}]
+            self._submitted_names = {e.name for e in extra}
+            self.config = dataclasses.replace(self.config, entrants=(*own, *extra))
         if self.store.league_entrants(self.config.name):  # the final closes entries before they are read
             self._freeze_if_asked()
         state = self.store.league_state(self.config.name)

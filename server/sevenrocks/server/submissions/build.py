@@ -26,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,15 +66,17 @@ def _bwrap_usable() -> bool:
     return os.path.exists(BWRAP)
 
 
-def build_argv(folder: Path, command: str, limits: BuildLimits, contained: bool) -> list[str]:
-    """The command line of the build: ``sh -c COMMAND`` in ``folder``, inside bubblewrap when ``contained``."""
+def build_argv(folder: Path, command: str, limits: BuildLimits, contained: bool,
+               read_only: Sequence[str] = ()) -> list[str]:
+    """The command line of the build: ``sh -c COMMAND`` in ``folder``, inside bubblewrap when ``contained``
+    (``read_only``: the league's ``[sandbox] read_only`` paths, e.g. a toolchain outside /usr)."""
     inner = ["/bin/sh", "-c", command]
     if not contained:
         return inner
     args = [BWRAP, *system_view("sevenrocks-build")]
     args += ["--size", str(limits.disk_mb * 2**20), "--tmpfs", "/tmp"]
     seen: set[str] = set()
-    for p in python_environment():
+    for p in [*python_environment(), *(Path(os.path.abspath(r)) for r in read_only)]:
         s = str(p)
         if s not in seen and p.exists() and not any(s == d or s.startswith(d + "/") for d in SYSTEM_DIRS):
             seen.add(s)
@@ -82,13 +85,14 @@ def build_argv(folder: Path, command: str, limits: BuildLimits, contained: bool)
     return args + inner
 
 
-def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), contained: bool = True) -> BuildResult:
+def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), contained: bool = True,
+              read_only: Sequence[str] = ()) -> BuildResult:
     """Run ``command`` in ``folder`` within ``limits``; never raises for a failing build."""
     contained = contained and _bwrap_usable()
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
            "LANG": "C.UTF-8", "SEVENROCKS_BUILD": "1"}
     note = "" if contained else "(built without bubblewrap: the network was not cut)\n"
-    argv = build_argv(folder, command, limits, contained)
+    argv = build_argv(folder, command, limits, contained, read_only)
 
     def limit() -> None:
         mem = limits.memory_mb * 2**20

@@ -86,12 +86,15 @@ class Pipeline:
     """Works submissions of one league, one at a time, off the event loop."""
 
     def __init__(self, db_path: Path, settings: SubmitSettings, sandbox_mode: str, per_move_ms: int,
-                 on_active: Callable[[], None] = lambda: None, say: Callable[[str], None] = lambda text: None) -> None:
+                 on_active: Callable[[], None] = lambda: None, say: Callable[[str], None] = lambda text: None,
+                 read_only: tuple[str, ...] = ()) -> None:
         self.db_path = Path(db_path)
         self.settings = settings
         self.sandbox_mode = sandbox_mode
         self.per_move_ms = per_move_ms
         self.on_active = on_active
+        #: The league's ``[sandbox] read_only`` paths: toolchains the organiser added, for builds too.
+        self.read_only = read_only
         self.say = say
         self.work_root, self.snapshot_root = data_dirs(self.db_path)
         self.uploads = self.work_root / "uploads"
@@ -164,7 +167,7 @@ class Pipeline:
         ledger.advance(db, sid, "unpacked", folder=str(top), manifest=manifest.to_json())
         build_log = ""
         if manifest.build is not None:
-            result = run_build(top, manifest.build, self.settings.build, contained=self.sandbox_mode != "off")
+            result = run_build(top, manifest.build, self.settings.build, self.sandbox_mode != "off", self.read_only)
             build_log = result.log
             if not result.ok:
                 ledger.advance(db, sid, "rejected", reason=f"build: {result.reason}", build_log=build_log)
