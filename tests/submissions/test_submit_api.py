@@ -6,6 +6,8 @@ stays fast (test_league_submit.py plays the submitted bots).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -98,3 +100,46 @@ def test_the_author_page_shows_each_submission_with_its_state_in_chromium(
     screenshot(w.page, "author-page-submissions")
     assert w.problems() == []
     w.page.close()
+
+
+def test_an_entrant_added_while_the_league_runs_gets_its_author_token_at_once(
+        league: tuple[LeagueRun, dict[str, str]]) -> None:
+    run, _ = league
+    listing = run.folder / "out" / "author-tokens.txt"
+    assert "latecomer" not in listing.read_text()
+    with run.config.open("a") as f:
+        f.write('\n[[entrants]]\nname = "latecomer"\nbot = "greedy"\n')
+    run.wait_for("latecomer's author token", lambda: "latecomer " in listing.read_text(), timeout=60)
+    token = next(line.split()[1] for line in listing.read_text().splitlines() if line.startswith("latecomer "))
+    status, text = page(f"{run.url}/author/?token={token}")
+    assert status == 200 and "<h1>latecomer</h1>" in text
+    assert not any(line.split()[0] in ("alice", "bob") for line in listing.read_text().splitlines())
+
+
+def test_disqualifying_a_version_marks_its_row_and_keeps_it_out(league: tuple[LeagueRun, dict[str, str]]) -> None:
+    run, tokens = league
+    out = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "league", "disqualify", "random",
+                          "--db", str(run.db), "--reason", "tested"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "random disqualified (1 version(s): random)" in out.stderr
+    time.sleep(3 * 1.0 + 1)  # the league notices within a second and re-reads its field
+    assert run.query("SELECT retired_at IS NOT NULL, withdrawn_reason FROM entrants WHERE name = 'random'") == [
+        (1, "disqualified by the organiser: tested")]
+    assert "random rejoined the field" not in run.output()
+    out = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "league", "disqualify", "dave",
+                          "--db", str(run.db), "--reason", "flooding"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    status, answer = api(f"{run.url}/api/submissions", tokens["dave"], b"x")
+    assert status == 403 and answer["error"] == "dave is disqualified from this league (flooding)"
+
+
+def test_the_commands_explain_themselves() -> None:
+    from click.testing import CliRunner
+
+    from sevenrocks.server.cli import cli
+
+    text = CliRunner().invoke(cli, ["submit", "--help"]).output
+    assert "sevenrocks submit ./mybot --to http://" in text and "sevenrocks-bot.toml" in text
+    text = CliRunner().invoke(cli, ["league", "--help"]).output
+    assert "sevenrocks league authors add NAME --db league.db" in text and "CONFIG" in text
+    assert "prints their token once" in text
