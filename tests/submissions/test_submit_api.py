@@ -143,3 +143,21 @@ def test_the_commands_explain_themselves() -> None:
     text = CliRunner().invoke(cli, ["league", "--help"]).output
     assert "sevenrocks league authors add NAME --db league.db" in text and "CONFIG" in text
     assert "prints their token once" in text
+
+
+def test_one_upload_at_a_time_per_author(league: tuple[LeagueRun, dict[str, str]]) -> None:
+    """Parallel uploads of one author cannot outrun the quota (or fill the disk before it is counted)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    run, tokens = league
+    where = urlsplit(run.url)
+    slow = socket.create_connection((where.hostname, where.port))
+    slow.sendall(f"POST /api/submissions?name=bob HTTP/1.1\r\nHost: {where.netloc}\r\n"
+                 f"Authorization: Bearer {tokens['bob']}\r\nContent-Length: 1000000\r\n\r\n".encode() + b"x" * 1000)
+    time.sleep(1.0)
+    status, answer = api(f"{run.url}/api/submissions?name=bob", tokens["bob"], b"x")
+    assert status == 409 and "still arriving; send one at a time" in answer["error"]
+    slow.close()
+    time.sleep(0.5)
+    assert api(f"{run.url}/api/submissions?name=bob", tokens["bob"], b"not an archive")[0] == 202

@@ -101,6 +101,7 @@ def submit(path: Path, url: str, token: str, name: str | None, wait: bool, timeo
     started = time.monotonic()
     step_started = started
     interactive = sys.stderr.isatty()
+    last_state, next_note = shown, 10.0
     while time.monotonic() - started < timeout:
         status, sub = _call(f"{base}/api/submissions/{sid}", token)
         if status != 200:
@@ -122,10 +123,14 @@ def submit(path: Path, url: str, token: str, name: str | None, wait: bool, timeo
                     tail = "\n".join(text.splitlines()[-25:])
                     click.echo(f"--- end of the {label.replace('_', ' ')} ---\n{tail}", err=True)
             sys.exit(1)
-        line = f"  {STEP_WORDS.get(state, state)}... {time.monotonic() - step_started:.0f} s"
+        waited = time.monotonic() - step_started
+        line = f"  {STEP_WORDS.get(state, state)}... {waited:.0f} s"
         if interactive:
             click.echo("\r" + line, nl=False, err=True)
-        elif int(time.monotonic() - step_started) % 10 == 0:
+        elif waited >= next_note:  # a log, not a terminal: a line every 10 s
             click.echo(line, err=True)
+            next_note = waited + 10
+        if state != last_state:
+            last_state, next_note = state, 10.0
         time.sleep(0.5)
     raise click.ClickException(f"still {shown} after {timeout:g} s; it goes on at the league: see {base}/author/")

@@ -44,6 +44,8 @@ class SubmitAPI:
     def __init__(self, desk: Desk) -> None:
         self.desk = desk
         self.db = desk.db
+        #: Authors with an upload in progress: one at a time each, so parallel uploads cannot outrun the quota.
+        self._receiving: set[str] = set()
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/api/submissions", self.submit)
@@ -98,7 +100,13 @@ class SubmitAPI:
         if request.content_length is not None and request.content_length > limit:
             return _error(413, f"the upload is {request.content_length / 2**20:.1f} MiB; the limit is "
                                f"{self.desk.settings.max_upload_mb} MiB (leave build outputs and dependencies out)")
-        path = await self._receive(request, limit)
+        if author in self._receiving:
+            return _error(409, f"an upload of {author} is still arriving; send one at a time")
+        self._receiving.add(author)
+        try:
+            path = await self._receive(request, limit)
+        finally:
+            self._receiving.discard(author)
         if path is None:
             return _error(413, f"the upload is over the {self.desk.settings.max_upload_mb} MiB limit (leave build "
                                "outputs and dependencies out)")
