@@ -133,3 +133,16 @@ def test_kill_9_mid_pipeline_loses_nothing_and_is_never_half_active(league_db: S
     assert pipeline.resume(league_db.db) == [sid]
     assert pipeline.work(sid)
     assert [s.id for s in ledger.active(league_db.db)] == [sid]
+
+
+def test_a_package_bundle_runs_with_python_dash_m(league_db: Store, tmp_path: Path) -> None:
+    """The bundle's top folder is on the bot's PYTHONPATH (docs/league.md), so ``python3 -m PACKAGE`` works."""
+    folder = tmp_path / "pkg"
+    (folder / "heavybot").mkdir(parents=True)
+    (folder / "heavybot" / "__init__.py").write_text("")
+    (folder / "heavybot" / "__main__.py").write_text(bundles.SDK_BOT)
+    (folder / "sevenrocks-bot.toml").write_text('command = "python3 -m heavybot"\n')
+    sid = _submit(league_db, tmp_path, folder)
+    assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and dict(entrant_of(sub).env)["PYTHONPATH"] == sub.folder
