@@ -146,3 +146,25 @@ def test_a_package_bundle_runs_with_python_dash_m(league_db: Store, tmp_path: Pa
     assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
     sub = ledger.get(league_db.db, sid)
     assert sub is not None and dict(entrant_of(sub).env)["PYTHONPATH"] == sub.folder
+
+
+@pytest.mark.slow
+def test_the_node_kit_submits_with_its_node_modules_and_passes(league_db: Store, tmp_path: Path) -> None:
+    """The Node.js kit as its README builds it (``npm ci`` by the author: the build has no network), with a
+    manifest: its ``bot.js`` becomes a path in the snapshot, node_modules beside it."""
+    import shutil
+
+    from ..kits.test_kits import NODE_KIT, build, need
+
+    need("node", "the Node.js kit")
+    need("npm", "the Node.js kit")
+    stamp = NODE_KIT / "node_modules" / ".package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < (NODE_KIT / "package-lock.json").stat().st_mtime:
+        build(["npm", "ci", "--no-audit", "--no-fund"], NODE_KIT, 600)
+    folder = tmp_path / "node"
+    shutil.copytree(NODE_KIT, folder, symlinks=True)
+    (folder / "sevenrocks-bot.toml").write_text('command = ["node", "bot.js"]\nprotocol = "grpc"\n')
+    sid = _submit(league_db, tmp_path, folder)
+    assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and "PASS: 11 phases" in (sub.check_log or "")

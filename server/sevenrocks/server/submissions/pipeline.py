@@ -31,7 +31,6 @@ from sevenrocks.sdk.stdio import stdio_command
 
 from ..events.config import Entrant
 from ..events.snapshots import SnapshotError, SnapshotStore, _remove as remove_tree
-from ..sandbox.view import command_paths
 from . import ledger
 from .authors import ensure_tables
 from .build import BuildLimits, run_build
@@ -78,7 +77,11 @@ def bot_argv(manifest: Manifest, folder: Path) -> list[str]:
     words = list(manifest.command)
     if words[0] in PYTHONS:
         words[0] = sys.executable
-    argv, _named = command_paths(words, folder)
+    elif "/" in words[0] and not os.path.isabs(words[0]):  # ./mybot: a program of the bundle
+        words[0] = str(folder / words[0])
+    # Every other word that names an entry of the bundle (bot.js, weights.bin) becomes its path there.
+    argv = [words[0], *(str(folder / w) if not w.startswith("-") and not os.path.isabs(w)
+                        and ".." not in Path(w).parts and os.path.lexists(folder / w) else w for w in words[1:])]
     return stdio_command(argv) if manifest.protocol == "stdio" else argv
 
 
