@@ -253,7 +253,7 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
         """The launched entrants' author tokens, written again whenever the field may have changed."""
         if planned is not None:
             planned(tasks)
-        own = sorted({e.name for e in game.config.entrants} - game._submitted_names)
+        own = sorted({e.name for e in game.config.entrants} - game.submitted_names)
         listing.write_text("".join(f"{b} {author_token(secret, b)}\n" for b in own))
         listing.chmod(0o600)
 

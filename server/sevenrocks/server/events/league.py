@@ -272,7 +272,7 @@ class League:
     available: Callable[[], set[str]] | None = None
     #: Entrants that came in through submissions (:mod:`..submissions`), added to the config's own.
     submitted: Callable[[], Sequence[Entrant]] | None = None
-    _submitted_names: set[str] = field(default_factory=set)
+    submitted_names: set[str] = field(default_factory=set)
     field_: list[Entrant] = field(default_factory=list)
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
@@ -313,9 +313,9 @@ class League:
             self.config = dataclasses.replace(config, concurrency=self.config.concurrency, sandbox=self.config.sandbox)
             self.settings = settings
         if self.submitted is not None:
-            own = tuple(e for e in self.config.entrants if e.name not in self._submitted_names)
+            own = tuple(e for e in self.config.entrants if e.name not in self.submitted_names)
             extra = [e for e in self.submitted() if e.name not in {o.name for o in own}]
-            self._submitted_names = {e.name for e in extra}
+            self.submitted_names = {e.name for e in extra}
             self.config = dataclasses.replace(self.config, entrants=(*own, *extra))
         if self.store.league_entrants(self.config.name):  # the final closes entries before they are read
             self._freeze_if_asked()

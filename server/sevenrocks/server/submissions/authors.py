@@ -43,7 +43,6 @@ CREATE TABLE IF NOT EXISTS submissions (
     manifest TEXT,                         -- sevenrocks-bot.toml as JSON
     build_log TEXT,
     check_log TEXT,
-    version TEXT,                          -- the league's name for it once active (NAME@2)
     received_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );

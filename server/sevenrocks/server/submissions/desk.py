@@ -132,7 +132,7 @@ class Desk:
 
     def config_names(self) -> set[str]:
         """Entrant names the organiser's config holds (no author may submit under one)."""
-        return {e.name for e in self.league.config.entrants} - self.league._submitted_names
+        return {e.name for e in self.league.config.entrants} - self.league.submitted_names
 
     def _changed(self) -> None:
         self._generation = ledger.generation(self.db)

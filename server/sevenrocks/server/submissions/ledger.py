@@ -46,21 +46,18 @@ class Submission:
     manifest: dict[str, Any] | None
     build_log: str | None
     check_log: str | None
-    version: str | None
     received_at: float
     updated_at: float
 
     def to_json(self, logs: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "author": self.author, "entrant": self.entrant, "state": self.state,
-                               "reason": self.reason, "version": self.version, "received_at": self.received_at,
-                               "updated_at": self.updated_at}
+                               "reason": self.reason, "received_at": self.received_at, "updated_at": self.updated_at}
         if logs:
             out.update(build_log=self.build_log or "", check_log=self.check_log or "")
         return out
 
 
-_COLUMNS = ("id, author, entrant, state, reason, upload, folder, manifest, build_log, check_log, version, "
-            "received_at, updated_at")
+_COLUMNS = "id, author, entrant, state, reason, upload, folder, manifest, build_log, check_log, received_at, updated_at"
 
 
 def _row(r: tuple[Any, ...]) -> Submission:
@@ -85,7 +82,7 @@ def advance(db: sqlite3.Connection, sid: int, state: str, **fields: Any) -> None
     sets = ["state = ?", "updated_at = ?"]
     values: list[Any] = [state, time.time()]
     for key, value in fields.items():
-        assert key in ("reason", "folder", "manifest", "build_log", "check_log", "version"), key
+        assert key in ("reason", "folder", "manifest", "build_log", "check_log"), key
         sets.append(f"{key} = ?")
         values.append(json.dumps(value) if key == "manifest" and value is not None else value)
     db.execute(f"UPDATE submissions SET {', '.join(sets)} WHERE id = ?", (*values, sid))

@@ -79,9 +79,11 @@ def bot_argv(manifest: Manifest, folder: Path) -> list[str]:
         words[0] = sys.executable
     elif "/" in words[0] and not os.path.isabs(words[0]):  # ./mybot: a program of the bundle
         words[0] = str(folder / words[0])
-    # Every other word that names an entry of the bundle (bot.js, weights.bin) becomes its path there.
-    argv = [words[0], *(str(folder / w) if not w.startswith("-") and not os.path.isabs(w)
-                        and ".." not in Path(w).parts and os.path.lexists(folder / w) else w for w in words[1:])]
+    # Every other word that names an entry of the bundle (bot.js, weights.bin) becomes its path there;
+    # a module after -m stays a module name (the bundle is on PYTHONPATH).
+    argv = [words[0], *(str(folder / w) if words[i] != "-m" and not w.startswith("-") and not os.path.isabs(w)
+                        and ".." not in Path(w).parts and os.path.lexists(folder / w) else w
+                        for i, w in enumerate(words[1:]))]
     return stdio_command(argv) if manifest.protocol == "stdio" else argv
 
 
@@ -156,8 +158,6 @@ class Pipeline:
 
     def _steps(self, db: sqlite3.Connection, sub: ledger.Submission) -> bool:
         sid = sub.id
-        if sub.state != "received":
-            self.say(f"submission {sid} ({sub.entrant}): was {sub.state} when the league stopped; done again")
         work = self.work_root / "work" / str(sid)
         remove_tree(work)
         try:

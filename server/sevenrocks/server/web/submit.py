@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import json
 import os
 import tempfile
 import time
@@ -162,6 +163,4 @@ def _sync(out: Any) -> None:
 
 
 def _json_text(text: str) -> str:
-    import json
-
     return json.dumps({"error": text})
