@@ -161,3 +161,36 @@ def test_one_upload_at_a_time_per_author(league: tuple[LeagueRun, dict[str, str]
     slow.close()
     time.sleep(0.5)
     assert api(f"{run.url}/api/submissions?name=bob", tokens["bob"], b"not an archive")[0] == 202
+
+
+SNOOP = '''\
+import os, sys
+print("cwd listing:", sorted(os.listdir(".")), file=sys.stderr, flush=True)
+from sevenrocks.sdk.client import run
+from sevenrocks.sdk.bot import Bot
+
+
+class Snoop(Bot):
+    def choose_move(self, view):
+        return view.legal_moves()[0]
+
+
+run(Snoop())
+'''
+
+
+def test_a_submitted_bot_in_the_league_sees_no_uploads(league: tuple[LeagueRun, dict[str, str]],
+                                                       tmp_path: Path) -> None:
+    """Every author's uploads lie beside the league's database; a bot starting in the league's folder
+    sees that folder, but not them."""
+    run, tokens = league
+    run.folder.chmod(0o755)  # a folder others may read: the bots start in it (else in their private /tmp)
+    folder = bundles.sdk_bot(tmp_path / "snoop")
+    (folder / "bot.py").write_text(SNOOP)
+    done = submit(run.url, tokens["alice"], folder, "--name", "snoop")
+    assert done.returncode == 0, done.stderr
+    log = run.folder / "out" / "logs" / "snoop.log"
+    run.wait_for("snoop's listing", lambda: log.is_file() and "cwd listing:" in log.read_text(), timeout=90)
+    listing = next(line for line in log.read_text().splitlines() if line.startswith("cwd listing:"))
+    assert "league.toml" in listing  # it did see the league's folder
+    assert "league.submissions" not in listing and "league.db" not in listing

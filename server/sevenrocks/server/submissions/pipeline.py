@@ -59,9 +59,10 @@ class SubmitSettings:
 
 
 def data_dirs(db_path: Path) -> tuple[Path, Path]:
-    """Where uploads and work folders live, and the snapshot store, beside the league's database."""
+    """Where uploads and work folders live, and the snapshot store (the one config entrants' versions
+    use), beside the league's database: ``league.db`` -> ``league.submissions/``, ``league.snapshots/``."""
     base = Path(os.path.abspath(db_path))
-    return base.with_name(base.name + ".submissions"), base.with_name(base.name + ".snapshots")
+    return base.with_name(base.stem + ".submissions"), base.with_name(base.stem + ".snapshots")
 
 
 def entrant_of(sub: ledger.Submission) -> Entrant:
