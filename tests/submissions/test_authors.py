@@ -40,3 +40,18 @@ def test_config_authors_give_a_hash_never_a_token(tmp_path: Path) -> None:
     assert author_for(db, token) == "carol"
     with pytest.raises(AuthorError, match="64 lowercase hex"):
         sync_config_authors(db, {"dave": "not-a-hash"})
+
+
+def test_the_submissions_table_and_config_authors_are_checked() -> None:
+    from sevenrocks.server.events.config import ConfigError
+    from sevenrocks.server.submissions.desk import parse_submissions
+
+    settings, authors = parse_submissions({"submissions": {"submissions_per_day": 2, "build_disk_mb": 32},
+                                           "authors": [{"name": "ann", "token_sha256": "a" * 64}]}, "l.toml")
+    assert settings.submissions_per_day == 2 and settings.build.disk_mb == 32 and authors == {"ann": "a" * 64}
+    for bad, words in [({"submissions": {"per_day": 1}}, "unknown key 'per_day'"),
+                       ({"submissions": {"max_upload_mb": 0}}, "expected a number >= 1"),
+                       ({"authors": [{"name": "ann", "token": "plain"}]}, "give exactly name and token_sha256"),
+                       ({"authors": [{"name": "<i>", "token_sha256": "a" * 64}]}, "letters, digits")]:
+        with pytest.raises(ConfigError, match=words):
+            parse_submissions(bad, "l.toml")
