@@ -12,7 +12,6 @@ the rules engine verifies; nothing the bots started may be left afterwards.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import socket
@@ -21,6 +20,7 @@ from typing import Any
 
 from sevenrocks.sdk.rules.replay import verify_lines
 from sevenrocks.server.events.store import Store
+from sevenrocks.server.sandbox.sandbox import BOT_DIR
 
 from .helpers import attack, marked, reach_unsandboxed, require_bwrap, tournament, write_config
 
@@ -113,8 +113,9 @@ def test_attack_bots_are_contained_and_every_other_match_finishes_clean(tmp_path
     # Not the referee's own port, not an abstract socket, which the same probes reach unsandboxed.
     assert control == {"tcp": "ok", "abstract": "ok"}, control
     assert s["tcp"] != "ok" and s["abstract"] != "ok", s
-    # It starts in the harness's working folder (read-only), and sees nothing of the database's folder.
-    assert s["cwd"] == os.getcwd() and str(tmp_path) not in json.dumps(s)
+    # It starts in its own snapshot (read-only), shown at /bot, and sees nothing of the database's folder
+    # (where the snapshots are kept): not even its path.
+    assert s["cwd"] == BOT_DIR and str(tmp_path) not in json.dumps(s)
 
     # The daemon's grandchild did start, and is gone with the event.
     assert reports(logs / "daemon.log", "daemon") == [{"started": True}]

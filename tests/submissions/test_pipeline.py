@@ -136,7 +136,7 @@ def test_kill_9_mid_pipeline_loses_nothing_and_is_never_half_active(league_db: S
 
 
 def test_a_package_bundle_runs_with_python_dash_m(league_db: Store, tmp_path: Path) -> None:
-    """The bundle's top folder is on the bot's PYTHONPATH (docs/league.md), so ``python3 -m PACKAGE`` works."""
+    """The bot starts in its bundle (docs/league.md), so ``python3 -m PACKAGE`` imports from it."""
     folder = tmp_path / "pkg"
     (folder / "heavybot").mkdir(parents=True)
     (folder / "heavybot" / "__init__.py").write_text("")
@@ -145,7 +145,8 @@ def test_a_package_bundle_runs_with_python_dash_m(league_db: Store, tmp_path: Pa
     sid = _submit(league_db, tmp_path, folder)
     assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
     sub = ledger.get(league_db.db, sid)
-    assert sub is not None and dict(entrant_of(sub).env)["PYTHONPATH"] == sub.folder
+    entrant = entrant_of(sub)
+    assert sub is not None and entrant.pin is not None and entrant.pin.workdir == sub.folder and entrant.env == ()
 
 
 @pytest.mark.slow

@@ -179,12 +179,11 @@ run(Snoop())
 '''
 
 
-def test_a_submitted_bot_in_the_league_sees_no_uploads(league: tuple[LeagueRun, dict[str, str]],
-                                                       tmp_path: Path) -> None:
-    """Every author's uploads lie beside the league's database; a bot starting in the league's folder
-    sees that folder, but not them."""
+def test_a_submitted_bot_in_the_league_sees_only_its_own_bundle(league: tuple[LeagueRun, dict[str, str]],
+                                                                tmp_path: Path) -> None:
+    """Every author's uploads and snapshots lie beside the league's database; a submitted bot starts in
+    its own snapshot and sees none of them, nor the league's folder."""
     run, tokens = league
-    run.folder.chmod(0o755)  # a folder others may read: the bots start in it (else in their private /tmp)
     folder = bundles.sdk_bot(tmp_path / "snoop")
     (folder / "bot.py").write_text(SNOOP)
     done = submit(run.url, tokens["alice"], folder, "--name", "snoop")
@@ -192,5 +191,5 @@ def test_a_submitted_bot_in_the_league_sees_no_uploads(league: tuple[LeagueRun, 
     log = run.folder / "out" / "logs" / "snoop.log"
     run.wait_for("snoop's listing", lambda: log.is_file() and "cwd listing:" in log.read_text(), timeout=90)
     listing = next(line for line in log.read_text().splitlines() if line.startswith("cwd listing:"))
-    assert "league.toml" in listing  # it did see the league's folder
-    assert "league.submissions" not in listing and "league.db" not in listing
+    assert "'bot.py'" in listing and "'sevenrocks-bot.toml'" in listing  # its own bundle, where it starts
+    assert "league" not in listing  # no league.toml, league.db, league.submissions/, league.snapshots/

@@ -42,6 +42,10 @@ class Entrant(Protocol):
     def command(self) -> tuple[str, ...] | None: ...
     @property
     def env(self) -> Iterable[tuple[str, str]]: ...
+    @property
+    def source(self) -> tuple[str, ...] | None: ...
+    @property
+    def workdir(self) -> str | None: ...
 
     def describe(self) -> str: ...
 
@@ -100,9 +104,10 @@ async def preflight(config: Event, played: Iterable[str], log_dir: Path,
             continue
         if say:
             say(f"preflight: checking {e.name} ({e.describe()})")
-        commands[e.name] = e.command
+        commands[e.name] = e.source or e.command
         report = await run_check(e.command, settings, log_dir / "preflight" / e.name, env=dict(e.env),
-                                 sandbox=config.sandbox, hidden=hidden)
+                                 sandbox=config.sandbox, hidden=hidden,
+                                 cwd=Path(e.workdir) if e.workdir is not None else None)
         reports[e.name] = report
         if say:
             say(f"preflight: {e.name} {'passed' if report.passed else 'FAILED'}")

@@ -232,7 +232,8 @@ class _Check:
 
     def __init__(self, command: Sequence[str], settings: CheckSettings, logs: Path,
                  env: Mapping[str, str] | None = None, sandbox: SandboxSettings = SandboxSettings(),
-                 hidden: Sequence[Path] = ()) -> None:
+                 hidden: Sequence[Path] = (), cwd: Path | None = None) -> None:
+        self.cwd = cwd
         # A lone registered bot name (greedy) or module:Class runs through the SDK client.
         self.command = bot_command(command[0]) if len(command) == 1 and " " not in command[0] else list(command)
         self.env = dict(env or {})
@@ -259,7 +260,7 @@ class _Check:
     def _launch(self, name: str) -> None:
         box = self.boxes[1 if name == "bot-0" else 0]
         proc = BotProcess().start(self.command, self.addresses[name], self.tokens[name],
-                                  self.logs / f"{name}.log", entrant=name, env=self.env, sandbox=box)
+                                  self.logs / f"{name}.log", entrant=name, env=self.env, sandbox=box, cwd=self.cwd)
         self.referee.attach_process(name, proc)
         self.procs[name] = proc
 
@@ -483,11 +484,13 @@ class _Check:
 
 async def run_check(command: Sequence[str], settings: CheckSettings = CheckSettings(),
                     logs: Path | None = None, env: Mapping[str, str] | None = None,
-                    sandbox: SandboxSettings = SandboxSettings(), hidden: Sequence[Path] = ()) -> CheckReport:
+                    sandbox: SandboxSettings = SandboxSettings(), hidden: Sequence[Path] = (),
+                    cwd: Path | None = None) -> CheckReport:
     """Run the whole check on ``command`` (an argv) in ``sandbox``; never raises for a misbehaving bot.
 
     ``hidden``: files of the harness the bot must not see (an event's database and
-    output folder; the check's own logs are always hidden). Raises
+    output folder; the check's own logs are always hidden). ``cwd``: the bot's own folder
+    (its snapshot, events/versions.py), where it starts; default: the working folder. Raises
     :class:`~sevenrocks.server.sandbox.launch.LaunchError` if the command cannot be
     started at all, :class:`~sevenrocks.server.sandbox.sandbox.SandboxError` if the
     sandbox refuses it (as it would in an event).
@@ -495,5 +498,5 @@ async def run_check(command: Sequence[str], settings: CheckSettings = CheckSetti
     with tempfile.TemporaryDirectory(prefix="sevenrocks-check-") as tmp:
         folder = Path(os.path.abspath(logs or tmp))
         folder.mkdir(parents=True, exist_ok=True)
-        return await _Check(command, settings, folder, env, sandbox, hidden).run()
+        return await _Check(command, settings, folder, env, sandbox, hidden, cwd).run()
 

@@ -93,14 +93,16 @@ def duel(a: str, b: str, elo0: float, elo1: float, alpha: float, beta: float, ma
         store = Store(db_path)
     except (ConfigError, StoreError) as e:
         raise click.ClickException(str(e)) from None
-    from .tournament import make_executor
+    from .tournament import make_executor, pinned
+
+    config = pinned(config, db_path, out_dir)
     from ..publish.leaderboard import build_leaderboard
     from ..publish.render import write_all
 
     na, nb = config.entrants[0].name, config.entrants[1].name
     with store:
         try:
-            state = asyncio.run(run_duel(config, store, make_executor(config, out_dir), test, round_pairs,
+            state = asyncio.run(run_duel(config, store, make_executor(config, out_dir, db=db_path), test, round_pairs,
                                          on_round=lambda s: click.echo(describe(s, na, nb), err=True)))
         except KeyboardInterrupt:
             click.echo(f"\ninterrupted: results are stored in {db_path}; run the same command again to resume.",

@@ -8,6 +8,7 @@ import click
 
 from ..publish.leaderboard import LeaderboardError, build_leaderboard
 from ..publish.render import FORMATS, render
+from ..events.league_status import read_status
 from ..events.store import Store, StoreError
 
 
@@ -34,8 +35,14 @@ def leaderboard(db_path: Path, fmt: str, out_path: Path | None, event: str | Non
     try:
         with Store(db_path) as store:
             lb = build_leaderboard(store, event)
+            # A league says what it is doing (playing, waiting and for what, frozen, finished), on
+            # stderr so that --format json or csv stays machine-readable.
+            statuses = [s for e in store.events() if event in (None, e.event_id)
+                        if (s := read_status(store.db, e.event_id)) is not None]
     except (StoreError, LeaderboardError) as e:
         raise click.ClickException(str(e)) from None
+    for status in statuses:
+        click.echo(status.line(), err=True)
     text = render(lb, fmt)
     if out_path is None:
         click.echo(text, nl=False)

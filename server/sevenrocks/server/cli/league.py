@@ -25,6 +25,8 @@ from ..events.tournament import Progress
 from ..referee.dealguard import DealGuard
 from ..sandbox.launch import LaunchError
 from ..sandbox.sandbox import MODES, SandboxError
+from ..events.snapshots import SnapshotError, SnapshotStore
+from ..events.versions import Versions, snapshot_root
 from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
 
 
@@ -85,6 +87,8 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
     say = (lambda text: click.echo(text, err=True))
     with store:
         game = League(config_path, config, settings, store, _NoExecutor(), say, final)
+        game.versions = Versions(SnapshotStore(snapshot_root(db_path)),
+                                 [*harness_files(db_path, out_dir), config_path.resolve()])
         try:
             _run(game, out_dir, db_path, cluster, listen, tls, web, web_token, quiet)
         except Interrupted as e:
@@ -93,7 +97,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
             click.echo(f"\n{e.how}: {done} matches of league {config.name!r} are stored in {db_path}; "
                        "run the same command again to resume.", err=True)
             sys.exit(e.code)
-        except (StoreError, ConfigError) as e:
+        except (StoreError, ConfigError, SnapshotError) as e:
             raise BadInput(str(e)) from None
         except sqlite3.Error as e:
             raise BadInput(explain(e, db_path)) from None
@@ -157,6 +161,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
                     await arena.update(entrants)
 
             game.executor, game.update_executor, game.available = arena, to_arena, arena.available
+            game.dead, game.revive = arena.dead, arena.revive
             closing = arena
         from ..submissions.desk import Desk
 

@@ -16,6 +16,7 @@ import click
 
 from ..events.config import ConfigError, EventConfig, config_warnings, default_config, load_config, tie_margin
 from ..check.run import check_hint
+from ..events.versions import snapshot_root
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..check.preflight import PreflightFailed
 from ..referee.dealguard import DealGuard
@@ -55,12 +56,29 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
 
 
 def harness_files(db: Path | None, out: Path) -> tuple[Path, ...]:
-    """What no bot may see: the database (with SQLite's side files) and the output folder."""
+    """What no bot may see: the database (with SQLite's side files), the bots' snapshots (each
+    bot sees only its own, events/versions.py) and the output folder."""
     files = [out.resolve()]
     if db is not None:
         base = db.resolve()
-        files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+        files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
+                  snapshot_root(base)]
     return tuple(files)
+
+
+def pinned(config: EventConfig, db: Path, out: Path) -> EventConfig:
+    """The event's launched entrants pinned to snapshots of their files (``NAME.snapshots/`` beside ``NAME.db``): every
+    process runs those copies, so a file edited while the event runs changes nothing."""
+    from ..events.snapshots import SnapshotError
+    from ..events.versions import pin_event
+
+    hidden = harness_files(db, out)
+    if os.path.isfile(config.source):  # it may hold remote entrants' tokens: never part of a version
+        hidden += (Path(config.source).resolve(),)
+    try:
+        return pin_event(config, db, hidden)
+    except (SnapshotError, OSError) as e:
+        raise BadInput(f"cannot copy the bots' files into {snapshot_root(db)}: {e}") from None
 
 
 def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
@@ -246,6 +264,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     with open_writer(db_path, out_dir) as store:
         for warning in config_warnings(config):  # once the inputs are known good: an error comes alone
             click.echo(f"warning: {warning}", err=True)
+        config = pinned(config, db_path, out_dir)  # each launched bot runs a copy of its files
         executor = make_executor(config, out_dir, cluster, listen, tls, db_path, say)
         if cluster is not None and not quiet:
             click.echo(f"sandbox: {config.sandbox.mode}, chosen by each worker for its bots "
@@ -266,7 +285,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         except sqlite3.Error as e:
             raise BadInput(explain(e, db_path)) from None
         except EntrantsUnreachable as e:  # a bot failed at start: point at the check
-            hints = [check_hint(x.command) for x in config.entrants if x.command and f"  {x.name}: `" in str(e)]
+            hints = [check_hint(x.source or x.command) for x in config.entrants if x.command and f"  {x.name}: `" in str(e)]
             raise click.ClickException("\n".join([str(e), *hints])) from None
         except (LaunchError, TooManyVoids) as e:
             raise click.ClickException(str(e)) from None

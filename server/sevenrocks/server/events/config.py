@@ -42,6 +42,24 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class Pin:
+    """The snapshot a launched entrant's processes run from (:mod:`.versions`): one immutable version."""
+
+    #: The snapshot's digest (:mod:`.snapshots`): the version's identity.
+    digest: str
+    #: The snapshot's folder: the bot's working folder (its command's paths are relative to it).
+    workdir: str
+    #: The command as the config gives it (``Entrant.command`` is the one rewritten to the snapshot).
+    source: tuple[str, ...]
+    #: ("file PATH" or "folder PATH", short hash) per file or folder copied, PATH as the author knows it:
+    #: what a message names when a version differs from a stored one.
+    parts: tuple[tuple[str, str], ...] = ()
+    #: The snapshot is the version itself (a submission, :mod:`..submissions`), not a copy of live
+    #: files: it is never pinned again, and ``source`` names paths in the snapshot.
+    fixed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Entrant:
     """One bot in the event: a command the harness launches, or a remote bot with a token."""
 
@@ -54,6 +72,18 @@ class Entrant:
     bot: str | None = None
     #: Extra environment for a launched bot (e.g. a search budget).
     env: tuple[tuple[str, str], ...] = ()
+    #: The snapshot it runs from, once its files were copied (None: not pinned, or a built-in bot).
+    pin: Pin | None = None
+
+    @property
+    def source(self) -> tuple[str, ...] | None:
+        """The command as the config gives it (before it was pinned to a snapshot)."""
+        return self.pin.source if self.pin is not None else self.command
+
+    @property
+    def workdir(self) -> str | None:
+        """Where its process starts: its snapshot (None: the harness's working folder)."""
+        return self.pin.workdir if self.pin is not None else None
 
     @property
     def remote(self) -> bool:
@@ -62,7 +92,7 @@ class Entrant:
     def describe(self) -> str:
         if self.command is None:
             return "remote (connects with its token)"
-        return shlex.join(self.command)
+        return shlex.join(self.source or ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,8 +372,11 @@ def _entrant(where: str, raw: Any) -> Entrant:
     return Entrant(name, argv, None, None, env)
 
 
-def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConfig:
-    """Check a parsed TOML document and build the :class:`EventConfig`."""
+def parse_config(data: Mapping[str, Any], source: str = "<config>", *, league: bool = False) -> EventConfig:
+    """Check a parsed TOML document and build the :class:`EventConfig`.
+
+    ``league``: a league's field changes while it runs and the field planner seats whoever can
+    play, so the format's least number of entrants is not required (a league of one waits)."""
     _check_keys(source, data, TOP_KEYS)
     ev = _get(source, data, "event", dict, {})
     _check_keys(f"{source}: [event]", ev, EVENT_KEYS)
@@ -459,7 +492,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> EventConf
     elif teams:
         raise ConfigError(f"{w}.teams: only used with format = \"teams\" (the format is {fmt!r})")
     need = {"pairings": 4, "self": 2, "teams": 4, "gauntlet": 4, "duel": 2, "seatings": players}[fmt]
-    if len(entrants) < need:
+    if len(entrants) < need and not league:
         raise ConfigError(f"{w}: format {fmt!r} needs at least {need} entrants, got {len(entrants)}")
     if fmt == "duel" and len(entrants) != 2:
         raise ConfigError(f"{w}: format \"duel\" is two entrants head to head, got {len(entrants)}")

@@ -23,6 +23,10 @@ What "what it runs" means, checked without running anything:
   interpreter, which is recorded by version (a bot is not a different bot because
   the interpreter was rebuilt).
 
+A launched entrant pinned to a snapshot (:mod:`.versions`: the files it runs,
+copied into the event's store) is identified by the snapshot's digest instead of
+its files' hashes, plus what it runs from the machine (:func:`runtime_content`).
+
 A remote entrant runs elsewhere, out of sight: its identity is only the event
 settings (its token is a secret and is never stored, not even hashed).
 """
@@ -40,7 +44,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..sandbox.view import bot_spec_path
+from ..sandbox.view import bot_spec_path, module_path
 from .config import EventConfig, Entrant
 
 #: Package folders bigger than this many .py files are hashed by file names and sizes only.
@@ -68,9 +72,29 @@ def entrant_identity(config: EventConfig, entrant: Entrant) -> dict[str, Any]:
     if entrant.command is None:
         ident["remote"] = True
         return ident
+    if entrant.pin is not None:  # its files are the snapshot's (events/versions.py): the digest names them
+        ident["command"] = list(entrant.pin.source)
+        ident["snapshot"] = entrant.pin.digest
+        ident["content"] = {**runtime_content(entrant.command, Path(entrant.pin.workdir)), **dict(entrant.pin.parts)}
+        return ident
     ident["command"] = list(entrant.command)
     ident["content"] = command_content(entrant.command)
     return ident
+
+
+def runtime_content(argv: tuple[str, ...] | list[str], workdir: Path) -> dict[str, str]:
+    """What a pinned command runs besides its snapshot: the interpreter or program on ``PATH``,
+    and installed modules (``-m`` of a module not in the snapshot) with their distribution."""
+    out: dict[str, str] = {}
+    # A relative argv[0] (./engine) is in the snapshot; an absolute one or a name on PATH is the machine's.
+    exe = shutil.which(argv[0]) if argv and (os.path.isabs(argv[0]) or "/" not in argv[0]) else None
+    if exe is not None:
+        out.update({"python": platform.python_version()} if _is_python(exe) else
+                   {f"program {argv[0]}": _hash_file(Path(exe))})
+    for i, arg in enumerate(argv[1:], 1):
+        if argv[i - 1] == "-m" and module_path(arg, workdir) is None:
+            out.update(_module_content(arg))
+    return out
 
 
 def digest(identity: dict[str, Any]) -> str:

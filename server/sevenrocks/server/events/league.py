@@ -34,10 +34,14 @@ from typing import Any
 from .adaptive import result_of
 from .config import ConfigError, Entrant, EventConfig, parse_config
 from .executor import Executor
+from .outcome import Withdrawn
 from .identity import digest, entrant_identity
 from .planner import plan_round
 from .schedule import MatchTask
+from .league_status import State, write_status
+from .snapshots import SnapshotError
 from .store import LeagueEntrant, Store
+from .versions import Versions
 from .tournament import EventPlan, Progress, Run, _InOrder, run_loop
 from ..stats.fit import Result, fit
 from ..stats.ratings import RatingBook
@@ -88,7 +92,7 @@ def parse_league(data: dict[str, Any], source: str) -> tuple[EventConfig, League
             raise ConfigError(f"{source}: [league].{key}: {value!r} is out of range; valid: "
                               + ("a number of seconds > 0" if kind != int else f"a whole number >= {low}"))
         values[key] = float(value) if kind != int else value
-    return parse_config(data, source), LeagueSettings(**values)
+    return parse_config(data, source, league=True), LeagueSettings(**values)
 
 
 def load_league(path: Path) -> tuple[EventConfig, LeagueSettings]:
@@ -270,6 +274,13 @@ class League:
     update_executor: Callable[[Sequence[Entrant]], Awaitable[None]] | None = None
     #: Who can be seated now; None: the whole active field.
     available: Callable[[], set[str]] | None = None
+    #: Launched entrants whose process died outside a match (the arena's ``dead``), and how to restart
+    #: them, withdrawing those that keep dying (the arena's ``revive``); None: nothing to revive.
+    dead: Callable[[], list[str]] | None = None
+    revive: Callable[[], Awaitable[list[tuple[str, str]]]] | None = None
+    #: The snapshot store (:mod:`.versions`): each launched entrant runs a copy of its files, and a
+    #: change of its live files is a new version, seen before the next round. None: not pinned.
+    versions: Versions | None = None
     #: Entrants that came in through submissions (:mod:`..submissions`), added to the config's own.
     submitted: Callable[[], Sequence[Entrant]] | None = None
     submitted_names: set[str] = field(default_factory=set)
@@ -277,6 +288,8 @@ class League:
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
     final_standings: Standings | None = None
+    #: The state last recorded (:mod:`.league_status`): (state, detail).
+    status: tuple[State, str] | None = None
     _mtime: float = 0.0
     _next_index: int = 0
     _round: list[MatchTask] = field(default_factory=list)
@@ -294,9 +307,10 @@ class League:
         return changed
 
     async def refresh(self, force: bool = False) -> None:
-        """Re-read the config if it changed (or on SIGHUP); apply the field changes."""
+        """Re-read the config if it changed (or on SIGHUP), and look for changed bot files; apply the
+        field changes."""
         changed = self._file_changed()
-        if not (force or changed or self.reload.is_set()):
+        if not (force or changed or self.reload.is_set() or self._files_changed()):
             return
         self.reload.clear()
         if self.path is not None and (changed or not force):
@@ -310,8 +324,15 @@ class League:
                          "change while it runs; only [[entrants]] and [league] changes are applied")
                 return
             # What the command line set (concurrency, sandbox) stays as it was.
-            self.config = dataclasses.replace(config, concurrency=self.config.concurrency, sandbox=self.config.sandbox)
+            config = dataclasses.replace(config, concurrency=self.config.concurrency, sandbox=self.config.sandbox)
+            try:
+                self.config = self._pinned(config)
+            except SnapshotError as bad:
+                self.say(f"config not applied, the league plays on with the last good one: {bad}")
+                return
             self.settings = settings
+        elif force:
+            self.config = self._pinned(self.config)
         if self.submitted is not None:
             own = tuple(e for e in self.config.entrants if e.name not in self.submitted_names)
             extra = [e for e in self.submitted() if e.name not in {o.name for o in own}]
@@ -328,6 +349,23 @@ class League:
             self.digests[e.name] = digest(entrant_identity(self.config, e))
         if self.update_executor is not None:
             await self.update_executor(self.field_)
+
+    def _pinned(self, config: EventConfig) -> EventConfig:
+        return self.versions.pin_config(config) if self.versions is not None else config
+
+    def _files_changed(self) -> bool:
+        """Has a launched entrant's live file changed since it was pinned? Then ``config`` holds the new
+        pin (a cheap scan of sizes and times; files are copied only when one moved)."""
+        if self.versions is None:
+            return False
+        try:
+            config = self.versions.pin_config(self.config)
+        except (SnapshotError, OSError) as bad:
+            self.say(f"a bot's files cannot be copied, its version is unchanged: {bad}")
+            return False
+        moved = [e.name for e, old in zip(config.entrants, self.config.entrants) if e.pin != old.pin]
+        self.config = config
+        return bool(moved)
 
     def final_matches(self) -> int:
         return self.final if self.final is not None else self.settings.final_matches
@@ -351,25 +389,60 @@ class League:
         return {n: state.final_counts.get(n, 0) + state.final_matches - counts.get(n, 0) for n in active}
 
     async def plan(self, run: Run) -> list[MatchTask] | None:
-        """Step 1: the next round of the field planner over whoever can be seated now."""
-        need = 2 if self.config.make_ruleset().partnerships else self.config.make_ruleset().players
+        """Step 1: the next round of the field planner over whoever can be seated now.
+
+        When no table can be seated (too few entrants connected or not withdrawn, or none
+        the format allows among them) the league is *waiting*: it says why once, records it
+        (:mod:`.league_status`), and sleeps until the field changes (:meth:`_wait_for_change`)
+        — it never plans the same empty round again and again."""
+        rules = self.config.make_ruleset()
+        need = 2 if rules.partnerships else rules.players
         while True:
             await self.refresh()
             stop = self.settings.stop_after
             if stop and run.done >= stop:
+                self._status("finished", f"stop_after = {stop} matches stored")
                 return None
+            if self.revive is not None:
+                if hasattr(self.executor, "withdrawn"):  # those withdrawn earlier are not revived
+                    self.executor.withdrawn = set(run.plan.withdrawn)
+                for name, reason in await self.revive():
+                    run.record(Withdrawn(name, reason))
             active = [e.name for e in self.field_ if e.name not in run.plan.withdrawn]
             ready = self.available() if self.available is not None else set(active)
             seatable = sorted(set(active) & ready)
             left = self._final_left(active)
             if left is not None and all(left[n] <= 0 for n in seatable):
                 self._final_done = True  # who is away now is ranked with what it played, or not at all
+                self._status("finished", "the final standings are published")
                 return None
             if len(seatable) >= need:
-                break
-            self.say(f"waiting: {len(seatable)} of {len(active)} active entrants can be seated "
-                     f"({', '.join(sorted(set(active) - set(seatable))) or 'none'} not connected)")
-            await self._wait(self.settings.idle_s)
+                tasks = self._plan_tables(run, seatable)
+                if tasks:
+                    playing: State = "frozen" if left is not None else "playing"
+                    self._status(playing, f"{len(seatable)} entrants seated: {', '.join(seatable)}")
+                    return tasks
+                why = (f"the field planner finds no table for {', '.join(seatable)} in format "
+                       f"{self.config.format!r}")
+            else:
+                why = self._shortfall(active, seatable, need, run.plan.withdrawn)
+            self._status("waiting", f"{why}; waiting for an entrant to join or reconnect, a fixed version, "
+                                    "a config change or SIGHUP")
+            await self._wait_for_change(ready)
+
+    def _shortfall(self, active: Sequence[str], seatable: Sequence[str], need: int, withdrawn: set[str]) -> str:
+        """Why fewer than ``need`` entrants can be seated, naming who is out and why."""
+        out = []
+        gone = sorted(e.name for e in self.field_ if e.name in withdrawn)
+        away = sorted(set(active) - set(seatable))
+        if gone:
+            out.append(f"{', '.join(gone)} withdrawn (back only as a new version)")
+        if away:
+            out.append(f"{', '.join(away)} not connected")
+        return (f"only {len(seatable)} of {len(self.field_)} active entrants can be seated and a table needs {need}"
+                + (f" ({'; '.join(out)})" if out else ""))
+
+    def _plan_tables(self, run: Run, seatable: Sequence[str]) -> list[MatchTask]:
         assert run.results is not None
         round_no = self.store.next_round(self.config.name, run.done + self.settings.round_matches)
         planned = plan_round(self.config, seatable, list(run.results.values()), round_no,
@@ -381,21 +454,51 @@ class League:
             tasks.append(dataclasses.replace(t, event_id=self.config.name, index=self._next_index))
             self._next_index += 1
         self._round = tasks
-        if self.on_planned is not None:
+        if tasks and self.on_planned is not None:
             self.on_planned(tasks)
         return tasks
 
-    async def _wait(self, seconds: float) -> None:
-        """Sleep, but wake early when SIGHUP asks for a reload or the file changes."""
+    def _status(self, state: State, detail: str) -> None:
+        """Record the league's state; say it on the console when it starts or stops waiting
+        (not on every round)."""
+        if (state, detail) == self.status:
+            return
+        if state == "waiting" or (self.status is not None and self.status[0] == "waiting"):
+            self.say(f"{state}: {detail}")
+        self.status = (state, detail)
+        write_status(self.store.db, self.config.name, state, detail)
+
+    async def _wait_for_change(self, ready: set[str]) -> None:
+        """Sleep until the field may have changed: SIGHUP, the config file or a bot's files changed, or
+        the set of entrants that can be seated moved (a join, a reconnect, a restarted process).
+
+        Only cheap checks, every ``poll_s`` (file times) and ``idle_s`` (who is connected): no planning."""
+        loop = asyncio.get_running_loop()
+        next_look = loop.time() + self.settings.idle_s
+        while True:
+            if await self._wait(min(self.settings.poll_s, self.settings.idle_s)):
+                return
+            if loop.time() >= next_look:
+                next_look = loop.time() + self.settings.idle_s
+                now = self.available() if self.available is not None else ready
+                if now != ready or (self.dead is not None and self.dead()):
+                    return
+
+    async def _wait(self, seconds: float) -> bool:
+        """Sleep, but wake early (True) when SIGHUP asks for a reload, or the config or a bot's file changes."""
         end = asyncio.get_running_loop().time() + seconds
         while (left := end - asyncio.get_running_loop().time()) > 0:
             try:
                 await asyncio.wait_for(self.reload.wait(), min(left, self.settings.poll_s))
-                return
+                return True
             except TimeoutError:
                 if self._file_changed():
                     self._mtime = 0.0  # let refresh() see the change
-                    return
+                    return True
+                if self._files_changed():  # a bot's file: refresh() re-reads it (a new version)
+                    self.reload.set()
+                    return True
+        return False
 
     def fit(self, run: Run) -> None:
         """Step 4: the round is over; the field planner fits the stored results when it plans the next."""

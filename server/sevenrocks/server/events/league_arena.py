@@ -105,12 +105,29 @@ class LeagueArena:
             self._tokens[e.name] = token
             self.referee.seats.admit(e.name, token)
             if e.command is not None:
-                self.supervisor.admit(e.name, e.command, dict(e.env), token, self.log_dir)
+                self.supervisor.admit(e.name, e.command, dict(e.env), token, self.log_dir, e.workdir)
             self._field[e.name] = e
         launched = [e.name for e in joined if e.command is not None]
         if launched:
             connected = await self.referee.wait_for_entrants(launched, self.config.time.connect_timeout_s)
             self._report_unstarted([n for n in launched if n not in connected])
+
+    def dead(self) -> list[str]:
+        """Launched entrants of the field whose process is gone outside a match (it exited at start or
+        between rounds), not withdrawn: :meth:`revive` restarts them, or withdraws them."""
+        if self.supervisor is None or self.referee is None:
+            return []
+        connected = self.referee.connected()
+        return sorted(n for n, s in self.supervisor.slots.items()
+                      if n in self._field and n not in self.withdrawn and not s.withdrawn and n not in connected
+                      and s.bot is not None and not s.bot.parked and not s.alive())
+
+    async def revive(self) -> list[tuple[str, str]]:
+        """Restart the :meth:`dead` entrants, counting each death as a crash (with its backoff); returns
+        those withdrawn (``[bots].max_crashes_in_row``): a broken version stops being a candidate
+        instead of staying "not connected" for ever."""
+        dead = self.dead()
+        return await self.supervisor.ready(dead) if dead else []
 
     def available(self) -> set[str]:
         """The entrants of the field that can be seated now: connected, not withdrawn."""

@@ -199,6 +199,8 @@ class Slot:
     last_used: float = 0.0
     #: Generations whose death by an outside signal was excused (see :meth:`Supervisor._outside`).
     excused: set[int] = field(default_factory=set)
+    #: Where its process starts: its version's snapshot (events/versions.py); None: the harness's folder.
+    cwd: str | None = None
 
     def alive(self) -> bool:
         """A process is running (or starting) for this entrant and was not stopped on purpose."""
@@ -240,7 +242,8 @@ class Supervisor:
         self.slots: dict[str, Slot] = {}
         for e in config.entrants:
             if e.command is not None:
-                self.slots[e.name] = Slot(e.name, e.command, dict(e.env), tokens[e.name], log_dir / f"{e.name}.log")
+                self.slots[e.name] = Slot(e.name, e.command, dict(e.env), tokens[e.name], log_dir / f"{e.name}.log",
+                                          cwd=e.workdir)
         for name in withdrawn:  # withdrawn in an earlier run: not started again
             if name in self.slots:
                 self.slots[name].withdrawn = "withdrawn earlier in the event"
@@ -283,7 +286,8 @@ class Supervisor:
                 launched = {s.name: list(s.command) for s in self.slots.values()}
                 kw = {"sandbox": self.sandbox, "others": other_entrants_paths(launched, slot.name)}
             proc = BotProcess().start(list(slot.command), self.target, slot.token, slot.log_path,
-                                      entrant=slot.name, env=dict(slot.env), **kw)
+                                      entrant=slot.name, env=dict(slot.env),
+                                      cwd=Path(slot.cwd) if slot.cwd is not None else None, **kw)
         slot.generation += 1
         bot = LaunchedBot(proc, slot.log_path, slot.generation)
         slot.bot = slot.bots[slot.generation] = bot
@@ -348,9 +352,11 @@ class Supervisor:
         bot = slot.bot if slot is not None else None
         return bot is not None and bot.returncode is not None and bool(getattr(bot.proc, "exit_detail", None))
 
-    def admit(self, name: str, command: tuple[str, ...], env: Mapping[str, str], token: str, log_dir: Path) -> None:
-        """A launched entrant that joins while the event runs (a league): started at once."""
-        slot = self.slots[name] = Slot(name, command, dict(env), token, log_dir / f"{name}.log")
+    def admit(self, name: str, command: tuple[str, ...], env: Mapping[str, str], token: str, log_dir: Path,
+              cwd: str | None = None) -> None:
+        """A launched entrant that joins while the event runs (a league): started at once (in ``cwd``,
+        its snapshot, when given)."""
+        slot = self.slots[name] = Slot(name, command, dict(env), token, log_dir / f"{name}.log", cwd=cwd)
         self._spawn(slot)
 
     async def retire(self, name: str, why: str = "retired from the league") -> None:

@@ -171,6 +171,10 @@ class _Field:
         self.candidates = [c for c in config.candidates if c in active] if config.format == "gauntlet" else []
         field = [n for n in self.names if n not in self.candidates]
         self.units = list(self.teams) if self.teams else field
+        if self.form.explore == ("pairs",) and len(self.units) < 4:
+            # Too few for two partnerships of four entrants (a league's field after a withdrawal):
+            # each entrant partners itself, head to head, rather than nobody playing.
+            self.form = _Format(("h2h",), "h2h", {"h2h": 2}, 4)
         #: A seeded tie-break per unit: list order and names never decide who plays.
         self.lot = {u: derive_seed("sevenrocks-lot", config.seed, round_no, u) for u in self.units + self.candidates}
         self.exposure: Counter[str] = Counter({n: 0 for n in self.names})

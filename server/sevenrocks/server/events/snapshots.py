@@ -23,7 +23,7 @@ temporary folder of a dead process is removed the next time the store is opened)
 
 API::
 
-    store = SnapshotStore(Path("league.db.snapshots"))
+    store = SnapshotStore(Path("league.snapshots"))
     snap = store.add(Path("bots/mybot"))          # a folder (its tree) or one file
     snap = store.add_files({"bots/alpha.py": Path("/home/me/bots/alpha.py")})
     snap.digest, snap.path                          # 64 hex digits, the read-only copy
@@ -37,11 +37,11 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-__all__ = ["MAX_BYTES", "MAX_FILES", "Snapshot", "SnapshotError", "SnapshotStore", "tree_digest"]
+__all__ = ["MAX_BYTES", "MAX_FILES", "Snapshot", "SnapshotError", "SnapshotStore", "file_digest", "tree_digest"]
 
 #: A version holds at most this many files and bytes (a command naming a home folder by mistake
 #: is refused with the reason rather than copied).
@@ -107,11 +107,14 @@ class SnapshotStore:
             return self._store(list(_walk(src, "")))
         return self.add_files({src.name: src})
 
-    def add_files(self, files: Mapping[str, Path]) -> Snapshot:
+    def add_files(self, files: Mapping[str, Path], exclude: Sequence[Path] = ()) -> Snapshot:
         """Copy each source (a file, or a folder with its tree) to its relative path in one snapshot.
 
-        ``files``: relative POSIX path inside the snapshot -> the live file or folder.
+        ``files``: relative POSIX path inside the snapshot -> the live file or folder;
+        ``exclude``: absolute paths left out of a folder's tree (another entrant's files, the
+        event's database).
         """
+        skip = frozenset(os.path.realpath(p) for p in exclude)
         entries: list[_Entry] = []
         parents: set[str] = set()
         for rel, src in sorted(files.items()):
@@ -124,7 +127,7 @@ class SnapshotStore:
             real = Path(os.path.realpath(src))  # the author named it: a link to it is followed
             if real.is_dir():
                 entries.append(_Entry(clean, "D", real))
-                entries += _walk(real, clean)
+                entries += _walk(real, clean, skip=skip)
             elif real.is_file():
                 entries.append(_file_entry(clean, real))
             else:
@@ -195,13 +198,13 @@ def tree_digest(snapshot: Path) -> str:
         elif e.kind == "L" and e.target:
             listing.update(f"L {e.rel} {e.target}\n".encode())
         elif e.kind == "F":
-            listing.update(f"F {e.rel} {'x' if e.executable else '-'} {_hash(e.source)}\n".encode())
+            listing.update(f"F {e.rel} {'x' if e.executable else '-'} {file_digest(e.source)}\n".encode())
     return listing.hexdigest()
 
 
-def _walk(folder: Path, prefix: str, root: str = "") -> Iterator[_Entry]:
-    """Every entry below ``folder`` (not following links), with paths relative to it under ``prefix``;
-    a link is kept only when it stays inside ``root`` (default: ``folder``)."""
+def _walk(folder: Path, prefix: str, root: str = "", skip: frozenset[str] = frozenset()) -> Iterator[_Entry]:
+    """Every entry below ``folder`` (not following links, not the paths in ``skip``), with paths relative
+    to it under ``prefix``; a link is kept only when it stays inside ``root`` (default: ``folder``)."""
     root = root or os.path.realpath(folder)
     try:
         names = sorted(os.listdir(folder))
@@ -209,6 +212,8 @@ def _walk(folder: Path, prefix: str, root: str = "") -> Iterator[_Entry]:
         raise SnapshotError(f"cannot read {folder}: {e.strerror}") from None
     for name in names:
         path = folder / name
+        if str(path) in skip:
+            continue
         rel = f"{prefix}/{name}" if prefix else name
         st = os.lstat(path)
         if stat.S_ISLNK(st.st_mode):
@@ -217,7 +222,7 @@ def _walk(folder: Path, prefix: str, root: str = "") -> Iterator[_Entry]:
             if name in SKIP_DIRS:
                 continue
             yield _Entry(rel, "D", path)
-            yield from _walk(path, rel, root)
+            yield from _walk(path, rel, root, skip)
         elif stat.S_ISREG(st.st_mode):
             if not name.endswith(SKIP_SUFFIXES):
                 yield _file_entry(rel, path, st)
@@ -253,7 +258,8 @@ def _copy(src: Path, dest: Path) -> str:
     return h.hexdigest()
 
 
-def _hash(path: Path) -> str:
+def file_digest(path: Path) -> str:
+    """The sha256 of one file's bytes (hex)."""
     h = hashlib.sha256()
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):

@@ -148,13 +148,14 @@ class BotProcess:
     def start(
         self, command: str | Sequence[str], referee: str, token: str, log_path: Path | None = None,
         *, entrant: str | None = None, env: Mapping[str, str] | None = None,
-        sandbox: Sandbox | None = None, others: Iterable[Path] = (),
+        sandbox: Sandbox | None = None, others: Iterable[Path] = (), cwd: Path | None = None,
     ) -> BotProcess:
         """Launch ``command`` with the referee's address and the entrant's token in its environment.
 
         ``referee`` is the address the bot dials; with a sandbox it is replaced by
         the sandbox's own (:meth:`Sandbox.bot_address`). ``others``: other entrants'
-        files, hidden from this bot.
+        files, hidden from this bot. ``cwd``: the bot's own folder (its snapshot), where it
+        starts; default: the harness's working folder.
         """
         self.command = bot_command(command) if isinstance(command, str) else list(command)
         if not self.command:
@@ -168,13 +169,16 @@ class BotProcess:
             full_env["SEVENROCKS_ENTRANT"] = entrant
         else:
             full_env.pop("SEVENROCKS_ENTRANT", None)
-        if shutil.which(self.command[0], path=full_env.get("PATH")) is None:
+        program = self.command[0]
+        if cwd is not None and "/" in program and not os.path.isabs(program):  # ./engine of its snapshot
+            program = str(Path(cwd) / program)
+        if shutil.which(program, path=full_env.get("PATH")) is None:
             self._launch_error(f"{self.command[0]}: not found or not executable")
         name = entrant or Path(self.command[0]).name
         if sandbox is not None:
-            prepared = sandbox.prepare(self.command, full_env, name, others)
+            prepared = sandbox.prepare(self.command, full_env, name, others, cwd)
         else:
-            prepared = Sandbox(_OFF).prepare(self.command, full_env, name)
+            prepared = Sandbox(_OFF).prepare(self.command, full_env, name, cwd=cwd)
         self._prepared = prepared
         limit = (sandbox.limits.log_mb if sandbox is not None else _OFF.limits.log_mb) * 2**20 or None
         if log_path is not None:

@@ -57,6 +57,8 @@ Mode = Literal["auto", "bwrap", "rlimits", "off"]
 MODES: tuple[Mode, ...] = ("auto", "bwrap", "rlimits", "off")
 #: Where a sandboxed bot finds the referee.
 BOT_SOCKET = "/run/sevenrocks/referee.sock"
+#: Where a bot started from its snapshot (``prepare(cwd=...)``) sees it under bubblewrap: its working folder.
+BOT_DIR = "/bot"
 BWRAP = "/usr/bin/bwrap"
 JAIL = str(Path(__file__).with_name("jail.py"))
 #: Bots get a uid from this range when the harness is root (one each, at random).
@@ -240,15 +242,20 @@ class Sandbox:
             return dict(harness_env)
         return {k: v for k, v in harness_env.items() if k in ENV_KEEP or k.startswith("LC_")}
 
-    def prepare(self, argv: Sequence[str], env: Mapping[str, str], name: str, others: Iterable[Path] = ()) -> Prepared:
+    def prepare(self, argv: Sequence[str], env: Mapping[str, str], name: str, others: Iterable[Path] = (),
+                cwd: Path | None = None) -> Prepared:
         """The jail command line that starts ``argv`` as bot ``name`` in this sandbox.
 
         ``others`` are files of other entrants, hidden from this one when they lie in
-        a folder it is given.
+        a folder it is given. ``cwd``: the bot's own folder, its snapshot (``events/versions.py``),
+        where it starts and which its command's relative paths name; it may lie inside a
+        hidden folder (the snapshot store), and is then the one part of it the bot sees.
+        Default: the harness's working folder.
         """
         if self._closed:
             raise SandboxError("the sandbox of this run is closed")
-        cwd = Path(os.getcwd())
+        own = cwd is not None
+        cwd = Path(os.path.abspath(cwd)) if cwd is not None else Path(os.getcwd())
         argv, named = command_paths(argv, cwd)
         spec: dict[str, object] = {"parent": os.getpid()}
         bot_env = dict(env)
@@ -285,7 +292,7 @@ class Sandbox:
         others = [o for o in others if not _under(o, SYSTEM_DIRS) and not _under(o, shared) and o not in named]
         if self.mode == "bwrap":
             assert self.run_dir is not None
-            workdir = self._workdir(cwd, uid is not None)
+            workdir = self._workdir(cwd, uid is not None, own)
             # (_uid_for refused, with the fix, any source the bot's own uid could not read.)
             # What this bot needs by name (its script's folder...), before the working folder takes it in.
             needs = [*sources, *([workdir] if workdir is not None else [])]
@@ -294,11 +301,16 @@ class Sandbox:
             protected: list[Path | str] = [*SYSTEM_DIRS, *(p for p in python_environment(env.get("PYTHONPATH", ""))
                                                            if not under(cwd, [p]))]
             hidden = [*self.hidden, self.run_dir, *others_to_hide(others, named, needs, protected)]
-            if workdir is not None:
+            if workdir is not None and not own:  # a snapshot's dot files are the bot's own
                 hidden += dot_entries(workdir, [*needs, *named])
             stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
             assert sock_dir is not None
-            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, hidden, sock_dir, workdir)
+            # A snapshot is shown at BOT_DIR: its path on this machine (beside the database) stays unsaid.
+            moved = {workdir: Path(BOT_DIR)} if own and workdir is not None else {}
+            bwrap_args, stage = self._bwrap_args(sources, stage_dir, uid is not None, hidden, sock_dir, workdir, moved)
+            if workdir is not None and moved:
+                argv = [BOT_DIR + a[len(str(workdir)):] if a == str(workdir) or a.startswith(f"{workdir}/") else a
+                        for a in argv]
             if stage:
                 spec["stage"] = stage
                 cleanup.append(stage_dir)
@@ -314,12 +326,14 @@ class Sandbox:
             if uid is not None:
                 os.chown(tmp, uid, uid)
                 stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
-                spec.update(self._private_view(sources, stage_dir, [*self.hidden, *others]))
+                spec.update(self._private_view(sources, stage_dir, around([*self.hidden, *others], cwd if own else None)))
                 cleanup.append(stage_dir)
             cleanup.append(tmp)
             bot_env.update(HOME=str(tmp), TMPDIR=str(tmp))
             # The bot starts where the harness was started (as under bwrap), when its uid may enter.
             spec["cwd"] = str(cwd if uid is None or _world_readable(cwd) else tmp)
+        elif own:
+            spec["cwd"] = str(cwd)
         return Prepared([sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv], bot_env, group, cleanup,
                         gate)
 
@@ -377,13 +391,15 @@ class Sandbox:
                 out = [o for o in out if not _under(o, [str(p)])] + [p]
         return out
 
-    def _workdir(self, cwd: Path, unprivileged: bool) -> Path | None:
+    def _workdir(self, cwd: Path, unprivileged: bool, own: bool = False) -> Path | None:
         """The harness's working folder, when it can be the bot's (read-only); else None (the bot
         starts in its private /tmp): not ``/`` or ``/tmp`` themselves, not inside the harness's
-        hidden files, and readable by the bot's own uid."""
+        hidden files (unless ``own``: the bot's snapshot, inside the hidden store), and readable
+        by the bot's own uid."""
         if cwd in (Path("/"), Path(tempfile.gettempdir())) or under(cwd, SYSTEM_DIRS):
             return None
-        if any(under(cwd, [h]) for h in self.hidden) or (unprivileged and not _world_readable(cwd, ancestors=False)):
+        hidden = any(under(cwd, [h]) for h in self.hidden) and not own
+        if hidden or (unprivileged and not _world_readable(cwd, ancestors=False)):
             return None
         return cwd
 
@@ -433,8 +449,10 @@ class Sandbox:
         return {"stage": stage, "cover": sorted(cover), "reveal": reveal, "hide": hide, "no_network": True}
 
     def _bwrap_args(self, sources: Sequence[Path], stage_dir: Path, unprivileged: bool,
-                    hidden: Sequence[Path], sock_dir: Path,
-                    workdir: Path | None = None) -> tuple[list[str], list[list[str]]]:
+                    hidden: Sequence[Path], sock_dir: Path, workdir: Path | None = None,
+                    moved: Mapping[Path, Path] | None = None) -> tuple[list[str], list[list[str]]]:
+        """``moved``: sources shown at another path than their own (a bot's snapshot, at :data:`BOT_DIR`)."""
+        moved = moved or {}
         args = system_view("sevenrocks-bot")
         if self.limits.memory_mb:
             args += ["--size", str(self.limits.memory_mb * 2**20)]
@@ -460,10 +478,11 @@ class Sandbox:
                 stage.append([where, str(target)])
                 where = str(target)
             # Files of the harness or of other bots inside a bound folder are left out of its view.
-            args += bind_plan(Path(where), src, hidden, (empty_file, empty_dir))
+            args += bind_plan(Path(where), moved.get(src, src), hidden, (empty_file, empty_dir))
         args += ["--ro-bind", str(sock_dir), str(Path(BOT_SOCKET).parent)]
         # The root tmpfs (where bubblewrap made the mount points) read-only too: nothing to write but /tmp.
-        args += ["--remount-ro", "/", "--chdir", str(workdir or "/tmp")]
+        start = moved.get(workdir, workdir) if workdir is not None else None
+        args += ["--remount-ro", "/", "--chdir", str(start or "/tmp")]
         return args, stage
 
     def _stand_ins(self) -> tuple[Path, Path]:
@@ -594,6 +613,27 @@ def system_view(hostname: str) -> list[str]:
     for f in ETC_FILES:
         args += ["--ro-bind-try", f, f]
     return args + ["--proc", "/proc", "--dev", "/dev"]
+
+
+def around(hidden: Sequence[Path], keep: Path | None) -> list[Path]:
+    """``hidden`` with each folder that holds ``keep`` replaced by its other entries, along the path
+    down to ``keep`` (a bot's snapshot stays visible; every other snapshot of the store is covered)."""
+    if keep is None:
+        return list(hidden)
+    out: list[Path] = []
+    for h in hidden:
+        if h == keep or not under(keep, [h]):
+            out.append(h)
+            continue
+        folder = h
+        while folder != keep:
+            step = folder / keep.relative_to(folder).parts[0]
+            try:
+                out += [folder / n for n in sorted(os.listdir(folder)) if folder / n != step]
+            except OSError:
+                pass
+            folder = step
+    return out
 
 
 def _under(path: Path, roots: Iterable[str]) -> bool:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from sevenrocks.sdk.stdio import stdio_command
 
-from ..events.config import Entrant
+from ..events.config import Entrant, Pin
 from ..events.snapshots import SnapshotError, SnapshotStore, _remove as remove_tree
 from . import ledger
 from .authors import ensure_tables
@@ -66,10 +66,12 @@ def data_dirs(db_path: Path) -> tuple[Path, Path]:
 
 
 def entrant_of(sub: ledger.Submission) -> Entrant:
-    """The league entrant an active submission is: its command in its snapshot, its snapshot on PYTHONPATH."""
+    """The league entrant an active submission is: pinned to its snapshot, where it starts (``/bot`` in
+    bubblewrap), its command's paths in it."""
     assert sub.manifest is not None and sub.folder is not None
-    return Entrant(name=sub.entrant, command=tuple(bot_argv(Manifest.from_json(sub.manifest), Path(sub.folder))),
-                   env=(("PYTHONPATH", sub.folder),))
+    manifest, folder = Manifest.from_json(sub.manifest), Path(sub.folder)
+    return Entrant(name=sub.entrant, command=tuple(bot_argv(manifest, folder)),
+                   pin=Pin(folder.name, str(folder), manifest.command, fixed=True))
 
 
 def bot_argv(manifest: Manifest, folder: Path) -> list[str]:
@@ -198,7 +200,8 @@ class Pipeline:
     def validate(self, manifest: Manifest, folder: Path) -> tuple[bool, str]:
         """The conformance check of the snapshot in ``folder``, in the league's sandbox, in a process of its own."""
         s = self.settings
-        spec = {"argv": bot_argv(manifest, folder), "env": {"PYTHONPATH": str(folder)}, "sandbox": self.sandbox_mode,
+        spec = {"argv": bot_argv(manifest, folder), "cwd": str(folder), "hidden": [str(self.snapshot_root)],
+                "sandbox": self.sandbox_mode,
                 "per_move_ms": max(s.check_per_move_ms, self.per_move_ms), "tight_ms": s.check_tight_ms,
                 "target": s.check_target}
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -2,10 +2,11 @@
 
 Why a process of its own: the check runs a referee and four bot processes for a
 minute or so; in the league's process it would share the referee's event loop.
-Why ``-I``: the bot's ``PYTHONPATH`` (its snapshot) is given to the bots only;
-this process must never import a module a bundle could shadow. SPEC is JSON:
-``{"argv": [...], "env": {...}, "sandbox": MODE, "per_move_ms": N, "tight_ms": N,
-"target": N}``. It prints the check's report; exit 0 on PASS, 1 on FAIL, 2 when
+Why ``-I``: it starts in no folder of the bundle's and ignores ``PYTHONPATH``, so
+it never imports a module a bundle could shadow. The bots start in their snapshot
+(``cwd``), with the rest of the snapshot store hidden, as in the league. SPEC is JSON:
+``{"argv": [...], "cwd": SNAPSHOT, "hidden": [STORE], "sandbox": MODE,
+"per_move_ms": N, "tight_ms": N, "target": N}``. It prints the check's report; exit 0 on PASS, 1 on FAIL, 2 when
 the bot could not be started at all.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 
 from ..check.run import CheckSettings, run_check
 from ..sandbox.launch import LaunchError
@@ -25,8 +27,8 @@ def main(argv: list[str]) -> int:
     settings = CheckSettings(per_move_ms=spec["per_move_ms"], tight_ms=spec["tight_ms"], target=spec["target"],
                              connect_timeout_s=spec.get("connect_timeout_s", 30.0), reconnect_timeout_s=30.0)
     try:
-        report = asyncio.run(run_check(spec["argv"], settings, None, env=spec["env"],
-                                       sandbox=SandboxSettings(mode=spec["sandbox"])))
+        report = asyncio.run(run_check(spec["argv"], settings, None, sandbox=SandboxSettings(mode=spec["sandbox"]),
+                                       hidden=[Path(h) for h in spec["hidden"]], cwd=Path(spec["cwd"])))
     except LaunchError as e:
         print(f"FAIL: the bot cannot be started: {e}")
         return 2

@@ -31,6 +31,7 @@ from typing import Any
 
 from aiohttp import HttpVersion10, WSMsgType, web
 
+from ..events.league_status import read_status
 from ..events.store import Store, StoredMatch
 from ..publish.leaderboard import LeaderboardError
 from ..publish.replay import static_text, template
@@ -241,6 +242,13 @@ class LiveSite:
                  "wins": r.wins, "draws": r.draws, "losses": r.losses} for r in lb.bots]
         return {"type": "standings", "rows": rows, "done": lb.matches, "total": lb.scheduled}
 
+    def league_state(self) -> dict[str, Any] | None:
+        """What a league is doing (playing, waiting and for what, frozen, finished); None for an event."""
+        status = read_status(self.store.db, self.event) if self.store is not None and self.event else None
+        if status is None:
+            return None
+        return {"type": "league", "state": status.state, "detail": status.detail, "line": status.line()}
+
     async def _ws(self, request: web.Request) -> web.WebSocketResponse:
         if not same_origin(request):
             # Another web page open in the viewer's browser (a browser always sends its Origin).
@@ -264,6 +272,7 @@ class LiveSite:
         async def lists() -> None:
             last_running: Any = None
             last_done = -2
+            last_league: dict[str, Any] | None = None
             while not ws.closed:
                 running = self.running()
                 if running != last_running:
@@ -273,6 +282,10 @@ class LiveSite:
                 if st["done"] != last_done:
                     await ws.send_json(st)
                     last_done = st["done"]
+                league = self.league_state()
+                if league is not None and league != last_league:
+                    await ws.send_json(league)
+                    last_league = league
                 await asyncio.sleep(0.2)
 
         lister = asyncio.create_task(lists())

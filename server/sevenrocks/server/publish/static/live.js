@@ -57,6 +57,11 @@
         });
         document.getElementById("progress").textContent = msg.done + " of " + msg.total + " matches played";
         document.body.setAttribute("data-done", String(msg.done));
+      } else if (msg.type === "league") {  // a league: playing, waiting (and for what), frozen, finished
+        var state = document.getElementById("league-state");
+        state.textContent = msg.line;
+        state.hidden = false;
+        document.body.setAttribute("data-league", msg.state);
       } else if (msg.type === "meta" && msg.match_id === watching) {
         viewer = new SR.Viewer(document.getElementById("viewer"), msg.meta, [], {live: true});
       } else if (msg.type === "step" && msg.match_id === watching && viewer) {
