@@ -7,8 +7,8 @@
     protocol = "grpc"                    # grpc (an SDK bot that dials the referee) or stdio
     name = "mybot"                       # optional: the entrant it becomes a version of
 
-Paths in ``command`` are relative to the bundle's top folder; that folder is also
-the bot's Python path, so ``python3 -m mybot`` imports the bundle's package.
+Paths in ``command`` are relative to the bundle's top folder, where the bot starts
+(its snapshot), so ``python3 -m mybot`` imports the bundle's package.
 """
 
 from __future__ import annotations

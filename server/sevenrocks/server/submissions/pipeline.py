@@ -83,7 +83,7 @@ def bot_argv(manifest: Manifest, folder: Path) -> list[str]:
     elif "/" in words[0] and not os.path.isabs(words[0]):  # ./mybot: a program of the bundle
         words[0] = str(folder / words[0])
     # Every other word that names an entry of the bundle (bot.js, weights.bin) becomes its path there;
-    # a module after -m stays a module name (the bundle is on PYTHONPATH).
+    # a module after -m stays a module name (the bot starts in its bundle, which python -m imports from).
     argv = [words[0], *(str(folder / w) if words[i] != "-m" and not w.startswith("-") and not os.path.isabs(w)
                         and ".." not in Path(w).parts and os.path.lexists(folder / w) else w
                         for i, w in enumerate(words[1:]))]
