@@ -128,9 +128,6 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
         arena: Any = None
         guard = _deal_guard(game)  # one rule for the spectator feed and the live pages
         closing: Any = None
-        from ..submissions.pipeline import data_dirs
-
-        uploads = data_dirs(db_path)[0]  # every author's uploads: no bot sees them
         if cluster is not None:
             from ..events.cluster import ClusterExecutor
 
@@ -152,7 +149,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
 
             arena = LeagueArena(config, logs, config.concurrency, listen, game.say, tls,
                                 os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, referees.append,
-                                (*harness_files(db_path, out_dir), uploads), game.say, guard=guard)
+                                harness_files(db_path, out_dir), game.say, guard=guard)
 
             async def to_arena(entrants: Sequence[Entrant]) -> None:
                 if arena.referee is None:

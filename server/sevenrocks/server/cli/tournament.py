@@ -57,12 +57,12 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
 
 def harness_files(db: Path | None, out: Path) -> tuple[Path, ...]:
     """What no bot may see: the database (with SQLite's side files), the bots' snapshots (each
-    bot sees only its own, events/versions.py) and the output folder."""
+    bot sees only its own, events/versions.py), a league's uploads (submissions/) and the output folder."""
     files = [out.resolve()]
     if db is not None:
         base = db.resolve()
         files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
-                  snapshot_root(base)]
+                  snapshot_root(base), base.with_name(base.stem + ".submissions")]  # a league's uploads
     return tuple(files)
 
 
