@@ -53,7 +53,7 @@ def config_of(entrants: list[dict[str, Any]]) -> Any:
 # ---------------------------------------------------------------------- which files, which command
 
 
-def test_a_script_takes_its_folder_without_others_files_and_in_the_working_folder_only_itself(
+def test_a_script_takes_its_own_folder_and_elsewhere_only_itself_and_what_it_imports(
         tmp_path: Path) -> None:
     work = tmp_path / "work"
     (work / "solo").mkdir(parents=True)
@@ -67,13 +67,21 @@ def test_a_script_takes_its_folder_without_others_files_and_in_the_working_folde
     py = sys.executable
     assert version_files([py, "solo/main.py"], work) == {"solo": work / "solo"}
     assert version_files([py, "here.py"], work) == {"here.py": work / "here.py"}
-    # A folder two entrants share: copied without the other's files (as the sandbox shows it).
-    store = SnapshotStore(tmp_path / "store")
+    # The working folder, or a folder two entrants share: the script and the modules of its folder it
+    # imports (read from its code), nothing else: a sibling's edit is not a new version of it.
+    (work / "shared" / "helper.py").write_text("import json\nX = 1\n")
+    write_bot(work / "shared" / "a.py", "a", extra="import helper")
     others = [work / "shared" / "b.py"]
-    assert version_files([py, "shared/a.py"], work, others) == {"shared": work / "shared"}
-    (work / "shared" / "x.db").write_text("results")
-    snap = store.add_files(version_files([py, "shared/a.py"], work, others), [*others, work / "shared" / "x.db"])
-    assert sorted(os.listdir(snap.path / "shared")) == ["a.py"]
+    assert version_files([py, "shared/a.py"], work, others) == {"shared/a.py": work / "shared" / "a.py",
+                                                               "shared/helper.py": work / "shared" / "helper.py"}
+    (work / "tools.py").write_text("Y = 2\n")
+    write_bot(work / "here.py", "here", extra="from tools import Y")
+    assert version_files([py, "here.py"], work) == {"here.py": work / "here.py", "tools.py": work / "tools.py"}
+    # A folder of its own never takes the event's database.
+    (work / "solo" / "x.db").write_text("results")
+    snap = SnapshotStore(tmp_path / "store").add_files(version_files([py, "solo/main.py"], work),
+                                                       [work / "solo" / "x.db"])
+    assert sorted(os.listdir(snap.path / "solo")) == ["helper.py", "main.py"]
     with pytest.raises(SnapshotError, match="holds the working folder"):
         version_files([py, "bot.py", str(work)], work)
     # Outside the working folder: under outside/ with its absolute path. The interpreter is the machine's.

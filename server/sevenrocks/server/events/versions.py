@@ -12,11 +12,13 @@ the live folder, :mod:`..sandbox.view`):
 
 * every argument naming an existing file or folder, and the modules of ``-m
   MODULE`` and ``--bot SPEC`` found in the working folder;
-* for a named file outside the working folder, its whole folder (a script's helper
-  modules, a kit's ``node_modules``), as the sandbox shows it: without the event's
-  own files (database, output) and without the files other entrants' commands name;
-* in the working folder itself (which holds the event's config and database), only
-  the named files: a bot of several files there names its folder, or moves to one;
+* for a named file in a folder of its own (outside the working folder, no other
+  entrant's command names a file there), that whole folder (helper modules, data, a
+  kit's ``node_modules``), without the event's own files (database, output, config);
+* for a named script in the working folder (which holds the event's config and
+  database) or in a folder shared with other entrants: the script and the modules of
+  its folder it imports (read from its code, :func:`local_imports`), so that neither
+  a sibling's edit nor an entrant joining or leaving makes a new version of it;
 * not the Python environment or system programs: those are the machine's, not the bot's.
 
 Paths under the working folder keep their relative place in the snapshot; others
@@ -31,6 +33,7 @@ byte changed).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import os
@@ -103,17 +106,46 @@ def version_files(argv: Sequence[str], cwd: Path, others: Iterable[Path] = (),
         chosen = path
         if path.is_file() and _script_folder(path.parent, cwd, others, hidden):
             chosen = path.parent
+        elif path.suffix == ".py" and path.is_file():  # a shared folder: the script and what it imports from it
+            for module in local_imports(path, [*hidden, *others]):
+                out[_place(module, cwd)] = module
         out[_place(chosen, cwd)] = chosen
     # A file inside a folder copied whole is in it already.
     return {rel: p for rel, p in out.items() if not any(o != p and under(p, [o]) for o in out.values())}
 
 
+def local_imports(script: Path, exclude: Sequence[Path] = ()) -> list[Path]:
+    """The modules of ``script``'s own folder that it imports (``import helper``, ``from helper import
+    x``: ``helper.py`` or the package ``helper/``), and theirs in turn; found by reading the code,
+    never running it. ``exclude``: files never taken (the event's, other entrants')."""
+    folder = script.parent
+    seen: list[Path] = []
+    todo = [script]
+    while todo:
+        try:
+            tree = ast.parse(todo.pop().read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0 and n.module]
+        for name in sorted({n.split(".")[0] for n in names}):
+            for found in (folder / f"{name}.py", folder / name):
+                if found.exists() and found != script and found not in seen and not under(found, exclude):
+                    seen.append(found)
+                    if found.suffix == ".py":
+                        todo.append(found)
+    return seen
+
+
 def _script_folder(folder: Path, cwd: Path, others: Sequence[Path], hidden: Sequence[Path]) -> bool:
-    """Is a named file's ``folder`` copied whole? Not the working folder or one above it, not a
-    shared place (``/``, the temporary folder, a home folder), not the machine's, not too big."""
+    """Is a named file's ``folder`` copied whole? Only a folder of its own: not the working folder
+    or one above it, not a shared place (``/``, the temporary folder, a home folder), not one where
+    another entrant's command names a file, not the machine's, not too big."""
     if folder == cwd or under(cwd, [folder]) or _machine(folder):
         return False
     if folder in (Path("/"), Path(tempfile.gettempdir()), Path.home()) or folder.parent == Path("/home"):
+        return False
+    if any(under(o, [folder]) for o in others):
         return False
     skip = {*(str(p) for p in hidden), *(str(p) for p in others)}
     count = 0
