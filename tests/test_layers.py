@@ -20,8 +20,9 @@ ALLOWED = {
     "check": {"referee", "sandbox"},
     "events": {"referee", "sandbox", "stats", "check"},
     "publish": {"events", "stats"},
-    "web": {"referee", "sandbox", "events", "publish", "stats"},
-    "cli": {"referee", "sandbox", "stats", "check", "events", "publish", "web"},
+    "submissions": {"sandbox", "check", "events"},
+    "web": {"referee", "sandbox", "events", "publish", "stats", "submissions"},
+    "cli": {"referee", "sandbox", "stats", "check", "events", "publish", "web", "submissions"},
 }
 
 

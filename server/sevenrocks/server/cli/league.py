@@ -183,10 +183,16 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
             game.executor, game.update_executor, game.available = arena, to_arena, arena.available
             game.dead, game.revive = arena.dead, arena.revive
             closing = arena
-        site = await _start_web(game, web, web_token, logs, referees, guard) if web is not None else None
+        from ..submissions.desk import Desk
+
+        desk = Desk.open(game, db_path, game.path, game.say)  # authors' own submissions (docs/league.md)
+        game.submitted = desk.entrants
+        await desk.start()
+        site = await _start_web(game, web, web_token, logs, referees, guard, desk) if web is not None else None
         try:
             await run_league(game, None if quiet else _Reporter(game))
         finally:
+            await desk.stop()
             loop.remove_signal_handler(signal.SIGHUP)
             _hup_reads_the_config()
             if site is not None:
@@ -237,7 +243,7 @@ def _deal_guard(game: League) -> DealGuard:
 
 
 async def _start_web(game: League, web: tuple[str, int], token: str | None, logs: Path,
-                     referees: list[Any], guard: DealGuard) -> Any:
+                     referees: list[Any], guard: DealGuard, desk: Any = None) -> Any:
     """The live site beside the league, showing what ``guard`` allows (see :func:`_deal_guard`)."""
     from ..web.author import AuthorPages, author_token, league_secret
     from ..web.server import LiveSite, viewer_token, viewer_url
@@ -266,11 +272,25 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
         out.update({e.token: e.name for e in game.config.entrants if e.token})
         return out
 
-    authors = AuthorPages(game.store, name, logs, tokens, lambda m: guard.shown(m.match_id), shown_log.get)
+    authors = AuthorPages(game.store, name, logs, tokens, lambda m: guard.shown(m.match_id), shown_log.get, desk)
     site.app.router.add_get("/author/", authors.handle)
+    if desk is not None:
+        from ..web.submit import SubmitAPI
+
+        SubmitAPI(desk).add_routes(site.app)
     listing = logs.parent / "author-tokens.txt"
-    listing.write_text("".join(f"{b} {author_token(secret, b)}\n" for b in sorted({e.name for e in game.config.entrants})))
-    listing.chmod(0o600)
+
+    def write_listing(tasks: Sequence[MatchTask] = ()) -> None:
+        """The launched entrants' author tokens, written again whenever the field may have changed."""
+        if planned is not None:
+            planned(tasks)
+        own = sorted({e.name for e in game.config.entrants} - game.submitted_names)
+        listing.write_text("".join(f"{b} {author_token(secret, b)}\n" for b in own))
+        listing.chmod(0o600)
+
+    planned = game.on_planned
+    write_listing()
+    game.on_planned = write_listing
     bound = await site.start(host, port)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"live pages at {viewer_url(host, bound, token)}; authors open http://{shown}:{bound}/author/"

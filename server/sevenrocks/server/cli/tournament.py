@@ -55,15 +55,16 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
 
 def harness_files(db: Path | None, out: Path, config: Path | None = None) -> tuple[Path, ...]:
     """What no bot may see: the database (with SQLite's side files), the bots' snapshots (each
-    bot sees only its own, events/versions.py), the output folder and the event's config (it
-    may hold remote entrants' tokens), by its real path and the one given."""
+    bot sees only its own, events/versions.py), a league's uploads (submissions/), the output
+    folder and the event's config (it may hold remote entrants' tokens), by its real path and the
+    one given."""
     files = [out.resolve()]
     if config is not None:
         files += sorted({config.resolve(), Path(os.path.abspath(config))})
     if db is not None:
         base = db.resolve()
         files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
-                  snapshot_root(base)]
+                  snapshot_root(base), base.with_name(base.stem + ".submissions")]  # a league's uploads
     return tuple(files)
 
 

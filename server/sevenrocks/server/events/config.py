@@ -54,6 +54,9 @@ class Pin:
     #: ("file PATH" or "folder PATH", short hash) per file or folder copied, PATH as the author knows it:
     #: what a message names when a version differs from a stored one.
     parts: tuple[tuple[str, str], ...] = ()
+    #: The snapshot is the version itself (a submission, :mod:`..submissions`), not a copy of live
+    #: files: it is never pinned again, and ``source`` names paths in the snapshot.
+    fixed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

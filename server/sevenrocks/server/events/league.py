@@ -75,6 +75,8 @@ def parse_league(data: dict[str, Any], source: str) -> tuple[EventConfig, League
     """A league config: the event TOML plus an optional ``[league]`` table."""
     data = dict(data)
     raw = data.pop("league", {})
+    for key in ("submissions", "authors"):  # read by ..submissions.desk
+        data.pop(key, None)
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: [league] must be a table")
     unknown = sorted(set(raw) - LEAGUE_KEYS)
@@ -127,6 +129,15 @@ def version_name(base: str, version: int) -> str:
     return base if version == 1 else f"{base}@{version}"
 
 
+#: How a disqualification starts its entrants row's withdrawal reason (``sevenrocks league disqualify``).
+DISQUALIFIED = "disqualified"
+
+
+def disqualified(row: LeagueEntrant) -> bool:
+    """Disqualified by the organiser: never rejoins the field, whatever the config says (its matches stay)."""
+    return (row.withdrawn or "").startswith(DISQUALIFIED)
+
+
 def sync_field(store: Store, config: EventConfig, frozen: bool) -> list[str]:
     """Bring the stored field in line with ``config``'s entrants; returns what changed, in words."""
     event = config.name
@@ -139,7 +150,7 @@ def sync_field(store: Store, config: EventConfig, frozen: bool) -> list[str]:
         ident = bot_identity(config, e)
         row = latest.get(e.name)
         if row is not None and row.digest == digest(ident):
-            if row.retired_at is not None and not frozen:
+            if row.retired_at is not None and not frozen and not disqualified(row):
                 store.retire(event, row.name, retired=False)
                 said.append(f"{row.name} rejoined the field")
             continue
@@ -165,7 +176,7 @@ def active_field(store: Store, config: EventConfig) -> list[Entrant]:
     blocks = {e.name: e for e in config.entrants}
     out = []
     for row in store.league_entrants(config.name):
-        if row.retired_at is None and row.base in blocks:
+        if row.retired_at is None and row.base in blocks and not disqualified(row):
             out.append(dataclasses.replace(blocks[row.base], name=row.name))
     return out
 
@@ -276,6 +287,9 @@ class League:
     #: The snapshot store (:mod:`.versions`): each launched entrant runs a copy of its files, and a
     #: change of its live files is a new version, seen before the next round. None: not pinned.
     versions: Versions | None = None
+    #: Entrants that came in through submissions (:mod:`..submissions`), added to the config's own.
+    submitted: Callable[[], Sequence[Entrant]] | None = None
+    submitted_names: set[str] = field(default_factory=set)
     field_: list[Entrant] = field(default_factory=list)
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
@@ -325,6 +339,11 @@ class League:
             self.settings = settings
         elif force:
             self.config = self._pinned(self.config)
+        if self.submitted is not None:
+            own = tuple(e for e in self.config.entrants if e.name not in self.submitted_names)
+            extra = [e for e in self.submitted() if e.name not in {o.name for o in own}]
+            self.submitted_names = {e.name for e in extra}
+            self.config = dataclasses.replace(self.config, entrants=(*own, *extra))
         if self.store.league_entrants(self.config.name):  # the final closes entries before they are read
             self._freeze_if_asked()
         state = self.store.league_state(self.config.name)

@@ -212,8 +212,8 @@ class Versions:
 
     def pin(self, entrant: Entrant, others: Iterable[Path] = ()) -> Entrant:
         """The entrant pinned to a snapshot of its live files (the same pin while they are unchanged)."""
-        if entrant.command is None or entrant.bot is not None:
-            return entrant  # remote, or a built-in bot: the installed package is its version
+        if entrant.command is None or entrant.bot is not None or (entrant.pin is not None and entrant.pin.fixed):
+            return entrant  # remote, a built-in bot (the installed package is its version), or a submission
         source = entrant.pin.source if entrant.pin is not None else entrant.command
         mine = _named(source, self.cwd)  # a file two entrants name (two seats of one script) is each one's
         others = [o for o in others if not any(o == p or under(p, [o]) or under(o, [p]) for p in mine)]

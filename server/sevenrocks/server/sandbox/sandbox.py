@@ -461,19 +461,7 @@ class Sandbox:
                     moved: Mapping[Path, Path] | None = None) -> tuple[list[str], list[list[str]]]:
         """``moved``: sources shown at another path than their own (a bot's snapshot, at :data:`BOT_DIR`)."""
         moved = moved or {}
-        args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
-                "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-                "--hostname", "sevenrocks-bot"]
-        if _bwrap_has("--disable-userns"):
-            args.append("--disable-userns")
-        for d in SYSTEM_DIRS:
-            if os.path.islink(d):
-                args += ["--symlink", os.readlink(d), d]
-            elif os.path.isdir(d):
-                args += ["--ro-bind", d, d]
-        for f in ETC_FILES:
-            args += ["--ro-bind-try", f, f]
-        args += ["--proc", "/proc", "--dev", "/dev"]
+        args = system_view("sevenrocks-bot")
         if self.limits.memory_mb:
             args += ["--size", str(self.limits.memory_mb * 2**20)]
         args += ["--tmpfs", "/tmp"]
@@ -631,6 +619,23 @@ def python_environment(pythonpath: str = "") -> list[Path]:
             found.append(Path(part))
     found.append(Path(os.path.realpath(sys.executable)).parent)
     return found
+
+
+def system_view(hostname: str) -> list[str]:
+    """bubblewrap's namespaces (no network) and the read-only system folders, shared by bots and builds."""
+    args = ["--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", hostname]
+    if _bwrap_has("--disable-userns"):
+        args.append("--disable-userns")
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+    for f in ETC_FILES:
+        args += ["--ro-bind-try", f, f]
+    return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
 def around(hidden: Sequence[Path], keep: Path | None) -> list[Path]:

@@ -28,6 +28,9 @@ from pathlib import Path
 from aiohttp import web
 
 from ..events.store import Store, StoredMatch
+from ..submissions import ledger
+from ..submissions.authors import author_for
+from ..submissions.desk import Desk
 
 #: How many of a version's newest matches, and lines of its log, the page shows.
 NEWEST = 30
@@ -77,8 +80,11 @@ class AuthorPages:
     """The ``/author/`` handler: who the token belongs to, then only that entrant's matches and logs."""
 
     def __init__(self, store: Store, event: str, log_dir: Path, tokens: Callable[[], dict[str, str]],
-                 visible: Callable[[StoredMatch], bool], log_limit: Callable[[str], int | None]) -> None:
+                 visible: Callable[[StoredMatch], bool], log_limit: Callable[[str], int | None],
+                 desk: Desk | None = None) -> None:
         self.store = store
+        #: The league's submissions: a registered author's token shows their submissions and entrants.
+        self.desk = desk
         self.event = event
         self.log_dir = log_dir
         #: token -> entrant (its [[entrants]] name): remote tokens and author tokens.
@@ -106,13 +112,17 @@ class AuthorPages:
                                 text=f"More than {MAX_FAILED} wrong tokens from your address in a minute: "
                                      "wait a minute, then open the page with the token the organiser gave you.\n")
         base = self.entrant_of(given) if given else None
-        if base is None:
+        author = author_for(self.store.db, given) if base is None and self.desk is not None else None
+        if base is None and author is None:
             if given:
                 self.failed.add(peer)
             return web.Response(status=401, text="This page needs an entrant's token: open /author/?token=... "
                                                  "with the token the organiser gave you.\n")
-        versions = [r.name for r in self.store.league_entrants(self.event) if r.base == base]
-        return web.Response(text=self.render(base, versions), content_type="text/html",
+        subs = ledger.of_author(self.store.db, author) if author is not None else []
+        bases = [base] if base is not None else sorted({s.entrant for s in subs})
+        versions = [r.name for r in self.store.league_entrants(self.event) if r.base in bases]
+        page = self.render(author or str(base), versions, subs if author is not None else None)
+        return web.Response(text=page, content_type="text/html",
                             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
 
     def log_tail(self, version: str) -> str:
@@ -126,11 +136,14 @@ class AuthorPages:
             data = f.read(limit - start)
         return "\n".join(data.decode("utf-8", "replace").splitlines()[-LOG_LINES:])
 
-    def render(self, base: str, versions: list[str]) -> str:
+    def render(self, base: str, versions: list[str], subs: list[ledger.Submission] | None = None) -> str:
         mine = set(versions)
         matches = [m for m in self.store.matches([self.event]) if mine & set(m.seats) and self.visible(m)]
-        parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>",
-                 f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions))}</p>"]
+        parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>"
+                 "<link rel=stylesheet href='/static/site.css'><link rel=icon href='data:,'>",
+                 f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions)) or 'none yet'}</p>"]
+        if subs is not None:
+            parts.append(self.render_submissions(subs))
         for version in reversed(versions):
             own = [m for m in matches if version in m.seats][-NEWEST:]
             parts.append(f"<h2>{html.escape(version)}: newest {len(own)} matches</h2><table>"
@@ -145,3 +158,23 @@ class AuthorPages:
             parts.append(f"<h3>the end of {html.escape(version)}'s log (as of the last finished round)</h3>"
                          f"<pre>{html.escape(tail) or '(nothing yet)'}</pre>")
         return "\n".join(parts)
+
+    def render_submissions(self, subs: list[ledger.Submission]) -> str:
+        """Every submission of the author, newest first: its state, why, and its build and check logs."""
+        assert self.desk is not None
+        rows = ["<h2>Submissions</h2><table id=submissions><tr><th>#</th><th>entrant</th><th>state</th>"
+                "<th>version</th><th>received (UTC)</th><th>reason</th></tr>"]
+        logs = []
+        for sub in reversed(subs):
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(sub.received_at))
+            version = self.desk.version_of(sub) or ""
+            rows.append(f"<tr class='state-{sub.state}'><td>{sub.id}</td><td>{html.escape(sub.entrant)}</td>"
+                        f"<td class=state>{sub.state}</td><td>{html.escape(version)}</td><td>{when}</td>"
+                        f"<td>{html.escape(sub.reason or '')}</td></tr>")
+            for label, text in (("build log", sub.build_log), ("validation log", sub.check_log)):
+                if text:
+                    logs.append(f"<details><summary>submission {sub.id}: {label}</summary>"
+                                f"<pre>{html.escape(text)}</pre></details>")
+        if not subs:
+            rows.append("<tr><td colspan=6>none yet: sevenrocks submit PATH --to URL --token TOKEN</td></tr>")
+        return "\n".join([*rows, "</table>", *logs])

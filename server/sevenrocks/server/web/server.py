@@ -130,7 +130,8 @@ class LiveSite:
             if request.transport is not None:
                 request.transport.close()
             raise web.HTTPBadRequest()
-        if self.token is None or request.path == "/author/":  # the author page checks its own tokens
+        if self.token is None or request.path == "/author/" or request.path.startswith(("/api/", "/static/")):
+            # The author page and the submission API check authors' own tokens; the stylesheet is public.
             return await handler(request)
         given = request.query.get("token") or request.cookies.get(COOKIE) or ""
         bearer = request.headers.get("Authorization", "")

@@ -1,0 +1,136 @@
+"""``sevenrocks submit PATH --to URL --token TOKEN``: send a bot to a league and follow it to active or rejected."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tarfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import click
+
+#: Left out when a folder is packed: caches and version control, never part of a bot.
+SKIP = {"__pycache__", ".git", ".hg", ".svn", ".mypy_cache", ".pytest_cache"}
+STEP_WORDS = {"received": "waiting to be unpacked", "unpacked": "building", "built": "validating (sevenrocks check)",
+              "validated": "joining the league"}
+
+
+def pack(path: Path) -> bytes:
+    """A folder as a .tar.gz of its contents (links kept as links), or an archive file as it is."""
+    if path.is_file():
+        return path.read_bytes()
+    buf = io.BytesIO()
+
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        return None if set(Path(info.name).parts) & SKIP else info
+
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for child in sorted(path.iterdir()):
+            if child.name not in SKIP:
+                tar.add(child, arcname=child.name, filter=keep)
+    return buf.getvalue()
+
+
+def _call(url: str, token: str, data: bytes | None = None) -> tuple[int, dict[str, Any]]:
+    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET",
+                                 headers={"Authorization": f"Bearer {token}",
+                                          "Content-Type": "application/octet-stream"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.loads(resp.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        body = e.read()
+        try:
+            return e.code, json.loads(body)
+        except ValueError:
+            return e.code, {"error": body.decode("utf-8", "replace").strip() or e.reason}
+    except (urllib.error.URLError, OSError) as e:
+        reason = getattr(e, "reason", e)
+        raise click.ClickException(f"cannot reach {url}: {reason}; is the league running with --web, "
+                                   "and is this its address?") from None
+
+
+@click.command("submit", epilog="""\b
+Examples:
+  sevenrocks submit ./mybot --to http://league.example.org:8080 --token sr_...
+  sevenrocks submit mybot.tar.gz --to http://127.0.0.1:8080 --name mybot
+  SEVENROCKS_AUTHOR_TOKEN=sr_... sevenrocks submit ./mybot --to http://127.0.0.1:8080
+
+\b
+The folder (or .tar.gz / .zip) holds sevenrocks-bot.toml:
+  command = ["python3", "bot.py"]     # what the league runs
+  build = "python3 prepare.py"        # optional, run once in the sandbox
+  protocol = "grpc"                   # or "stdio"
+Exit status: 0 when the bot is active, 1 when it was rejected, 2 when the upload was refused.""")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--to", "url", required=True, metavar="URL", help="The league's web address (its --web), e.g. http://HOST:8080.")
+@click.option("--token", envvar="SEVENROCKS_AUTHOR_TOKEN", required=True,
+              help="Your author token (or set SEVENROCKS_AUTHOR_TOKEN, which keeps it out of your shell history).")
+@click.option("--name", default=None, help="The entrant this becomes a version of (default: your author name).")
+@click.option("--wait/--no-wait", default=True, show_default=True,
+              help="Follow the submission until it is active or rejected.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=1800, show_default=True,
+              help="Seconds to follow it before giving up (it goes on at the league).")
+def submit(path: Path, url: str, token: str, name: str | None, wait: bool, timeout: float) -> None:
+    """Send the bot in PATH (a folder or an archive) to a league, then print each step it passes:
+    received, unpacked, built, validated, active — or rejected, with the reason and the log.
+
+    A fix sent under the same name becomes the next version (NAME@2) and replaces the
+    one in play; the old version keeps its results. Your page at URL/author/ lists
+    every submission with its logs.
+    """
+    base = url.rstrip("/")
+    data = pack(path)
+    query = "?" + urllib.parse.urlencode({"name": name}) if name else ""
+    status, answer = _call(f"{base}/api/submissions{query}", token, data)
+    if status != 202:
+        click.echo(f"refused ({status}): {answer.get('error', answer)}", err=True)
+        sys.exit(2)
+    sid, entrant = answer["id"], answer["entrant"]
+    click.echo(f"submission {sid} of {entrant}: received ({len(data) / 1024:.0f} KiB)")
+    if not wait:
+        click.echo(f"follow it at {base}/author/ or {base}{answer['url']}")
+        return
+    shown = "received"
+    started = time.monotonic()
+    step_started = started
+    interactive = sys.stderr.isatty()
+    last_state, next_note = shown, 10.0
+    while time.monotonic() - started < timeout:
+        status, sub = _call(f"{base}/api/submissions/{sid}", token)
+        if status != 200:
+            raise click.ClickException(f"the league answered {status}: {sub.get('error', sub)}")
+        state = sub["state"]
+        if state != shown:
+            if interactive:
+                click.echo("\r" + " " * 60 + "\r", nl=False, err=True)
+            click.echo(f"{state} (+{time.monotonic() - started:.1f} s)")
+            shown, step_started = state, time.monotonic()
+        if state == "active":
+            click.echo(f"active: {sub.get('version') or entrant} plays in the league from its next round")
+            return
+        if state in ("rejected", "disqualified"):
+            click.echo(f"{state}: {sub.get('reason')}", err=True)
+            for label in ("build_log", "check_log"):
+                text = (sub.get(label) or "").rstrip()
+                if text and text != "(no build step)":
+                    tail = "\n".join(text.splitlines()[-25:])
+                    click.echo(f"--- end of the {label.replace('_', ' ')} ---\n{tail}", err=True)
+            sys.exit(1)
+        waited = time.monotonic() - step_started
+        line = f"  {STEP_WORDS.get(state, state)}... {waited:.0f} s"
+        if interactive:
+            click.echo("\r" + line, nl=False, err=True)
+        elif waited >= next_note:  # a log, not a terminal: a line every 10 s
+            click.echo(line, err=True)
+            next_note = waited + 10
+        if state != last_state:
+            last_state, next_note = state, 10.0
+        time.sleep(0.5)
+    raise click.ClickException(f"still {shown} after {timeout:g} s; it goes on at the league: see {base}/author/")

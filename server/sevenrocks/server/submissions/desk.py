@@ -1,0 +1,161 @@
+"""The submission desk of one running league: settings, the pipeline, and the field it adds to the league.
+
+Read from the league's TOML (docs/league.md)::
+
+    [submissions]
+    submissions_per_day = 5     # uploads per author in any 24 hours (rejected ones count)
+    max_upload_mb = 16          # the request body
+    max_files = 2000            # members of the archive
+    max_unpacked_mb = 64        # the archive's files once unpacked
+    build_time_s = 300          # the build step, in its sandbox
+    build_memory_mb = 2048
+    build_disk_mb = 256
+
+    [[authors]]                 # or: sevenrocks league authors add NAME --db FILE
+    name = "alice"
+    token_sha256 = "..."        # the SHA-256 of her token (the file holds no secret)
+
+The desk gives the league its submitted entrants (:meth:`Desk.entrants`, the
+newest active submission of each) and tells it when they change — also when the
+change was made by another process, such as ``sevenrocks league disqualify``
+(:meth:`Desk.watch` polls a counter in the database).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..events.config import ConfigError, Entrant
+from ..events.league import League
+from . import ledger
+from .authors import AuthorError, check_name, ensure_tables, get_author, sync_config_authors
+from .build import BuildLimits
+from .pipeline import Pipeline, SubmitSettings, entrant_of
+from .unpack import UnpackLimits
+
+#: [submissions] key -> (default, smallest value).
+KEYS: dict[str, tuple[float, float]] = {
+    "submissions_per_day": (5, 0), "max_upload_mb": (16, 1), "max_files": (2000, 1), "max_unpacked_mb": (64, 1),
+    "build_time_s": (300, 1), "build_memory_mb": (2048, 64), "build_disk_mb": (256, 1),
+}
+#: How often the database is asked whether another process changed the submitted field.
+WATCH_S = 1.0
+
+
+def parse_submissions(data: dict[str, Any], source: str) -> tuple[SubmitSettings, dict[str, str]]:
+    """``[submissions]`` and ``[[authors]]`` of a league TOML: the settings, and author -> token hash."""
+    raw = data.get("submissions", {})
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: [submissions] must be a table")
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        raise ConfigError(f"{source}: [submissions]: unknown key {unknown[0]!r}; valid: {', '.join(sorted(KEYS))}")
+    v: dict[str, float] = {}
+    for key, (default, low) in KEYS.items():
+        value = raw.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < low:
+            raise ConfigError(f"{source}: [submissions].{key}: expected a number >= {low:g}, got {value!r}")
+        v[key] = value
+    settings = SubmitSettings(
+        submissions_per_day=int(v["submissions_per_day"]), max_upload_mb=int(v["max_upload_mb"]),
+        unpack=UnpackLimits(int(v["max_files"]), int(v["max_unpacked_mb"] * 2**20)),
+        build=BuildLimits(float(v["build_time_s"]), int(v["build_memory_mb"]), int(v["build_disk_mb"])))
+    authors: dict[str, str] = {}
+    listed = data.get("authors", [])
+    if not isinstance(listed, list):
+        raise ConfigError(f"{source}: [[authors]] must be an array of tables (write [[authors]], twice brackets)")
+    for i, entry in enumerate(listed):
+        if not isinstance(entry, dict) or set(entry) != {"name", "token_sha256"}:
+            raise ConfigError(f"{source}: [[authors]] #{i + 1}: give exactly name and token_sha256")
+        try:
+            authors[check_name(str(entry["name"]))] = str(entry["token_sha256"])
+        except AuthorError as e:
+            raise ConfigError(f"{source}: [[authors]] #{i + 1}: {e}") from None
+    return settings, authors
+
+
+def read_submissions(path: Path) -> tuple[SubmitSettings, dict[str, str]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read [submissions] and [[authors]]: {e}") from None
+    return parse_submissions(data, str(path))
+
+
+class Desk:
+    """Submissions of one league: the pipeline, the quota, the entrants they make."""
+
+    def __init__(self, league: League, db_path: Path, config_path: Path | None, settings: SubmitSettings,
+                 authors: dict[str, str], say: Callable[[str], None]) -> None:
+        self.league = league
+        self.db = league.store.db
+        self.config_path = config_path
+        self.settings = settings
+        self.say = say
+        ensure_tables(self.db)
+        try:
+            sync_config_authors(self.db, authors)
+        except AuthorError as e:
+            raise ConfigError(str(e)) from None
+        self.pipeline = Pipeline(db_path, settings, league.config.sandbox.mode, league.config.time.per_move_ms,
+                                 self._changed, say, league.config.sandbox.read_only)
+        self._generation = ledger.generation(self.db)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @classmethod
+    def open(cls, league: League, db_path: Path, config_path: Path | None, say: Callable[[str], None]) -> Desk:
+        settings, authors = read_submissions(config_path) if config_path is not None else (SubmitSettings(), {})
+        return cls(league, db_path, config_path, settings, authors, say)
+
+    def entrants(self) -> list[Entrant]:
+        """The league's submitted field: each entrant's active submission, unless its author is disqualified."""
+        out = []
+        for sub in ledger.active(self.db):
+            author = get_author(self.db, sub.author)
+            if author is not None and author.disqualified_at is None:
+                out.append(entrant_of(sub))
+        return out
+
+    def version_of(self, sub: ledger.Submission) -> str | None:
+        """The league's name for a submission that joined the field (``NAME`` or ``NAME@N``)."""
+        if sub.folder is None or sub.state not in ("active", "retired", "disqualified"):
+            return None
+        for row in self.league.store.league_entrants(self.league.config.name):
+            if row.base == sub.entrant and row.command and any(sub.folder in word for word in row.command):
+                return row.name
+        return None
+
+    def config_names(self) -> set[str]:
+        """Entrant names the organiser's config holds (no author may submit under one)."""
+        return {e.name for e in self.league.config.entrants} - self.league.submitted_names
+
+    def _changed(self) -> None:
+        self._generation = ledger.generation(self.db)
+        self.league.reload.set()
+
+    async def start(self) -> None:
+        for sid in self.pipeline.resume(self.db):
+            self.say(f"submission {sid}: the league stopped while it was being worked; it is done again")
+        self.pipeline.start()
+        self._tasks.append(asyncio.create_task(self.watch()))
+
+    async def watch(self) -> None:
+        """Wake the league when another process changed the submitted field (a disqualification)."""
+        while True:
+            await asyncio.sleep(WATCH_S)
+            if ledger.generation(self.db) != self._generation:
+                self._changed()
+
+    async def stop(self) -> None:
+        await self.pipeline.stop()
+        for task in self._tasks:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass

@@ -1,0 +1,233 @@
+"""The submission pipeline: received → unpacked → built → validated → active (or rejected).
+
+It runs in the league's process but never on its event loop: each submission is
+worked in a thread (:meth:`Pipeline.work`), the build in a sandbox of its own
+(:mod:`.build`) and the conformance check in a process of its own
+(:mod:`.validate`), one submission at a time. Every step ends by writing its
+state (:mod:`.ledger`); a step that was under way when the league was killed is
+done again from the stored upload when it starts again (:meth:`Pipeline.resume`),
+so a submission is never lost and never half-active: only a snapshot that passed
+the check is ever ``active``.
+
+What runs is the **snapshot** (:mod:`..events.snapshots`): after the build, the
+bundle is copied into the content-addressed store, the check is run on that
+copy, and the league launches that copy, so what was validated is what plays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sevenrocks.sdk.stdio import stdio_command
+
+from ..events.config import Entrant, Pin
+from ..events.snapshots import SnapshotError, SnapshotStore, _remove as remove_tree
+from . import ledger
+from .authors import ensure_tables
+from .build import BuildLimits, run_build
+from .manifest import Manifest, ManifestError, find_bundle
+from .unpack import UnpackError, UnpackLimits, unpack
+
+#: The check's output kept as the validation log.
+CHECK_LOG_BYTES = 64 * 1024
+PYTHONS = ("python", "python3")
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitSettings:
+    """``[submissions]`` in the league's TOML (docs/league.md lists every key)."""
+
+    submissions_per_day: int = 5
+    max_upload_mb: int = 16
+    unpack: UnpackLimits = field(default_factory=UnpackLimits)
+    build: BuildLimits = field(default_factory=BuildLimits)
+    #: The check's clock per move (the league's own is used when it is larger) and its tight phase.
+    check_per_move_ms: int = 1000
+    check_tight_ms: int = 500
+    #: Points to win in the check's whole matches (shorter than an event's: the check is a gate).
+    check_target: int = 100
+    check_time_s: float = 600.0
+
+
+def data_dirs(db_path: Path) -> tuple[Path, Path]:
+    """Where uploads and work folders live, and the snapshot store (the one config entrants' versions
+    use), beside the league's database: ``league.db`` -> ``league.submissions/``, ``league.snapshots/``."""
+    base = Path(os.path.abspath(db_path))
+    return base.with_name(base.stem + ".submissions"), base.with_name(base.stem + ".snapshots")
+
+
+def entrant_of(sub: ledger.Submission) -> Entrant:
+    """The league entrant an active submission is: pinned to its snapshot, where it starts (``/bot`` in
+    bubblewrap), its command's paths in it."""
+    assert sub.manifest is not None and sub.folder is not None
+    manifest, folder = Manifest.from_json(sub.manifest), Path(sub.folder)
+    return Entrant(name=sub.entrant, command=tuple(bot_argv(manifest, folder)),
+                   pin=Pin(folder.name, str(folder), manifest.command, fixed=True))
+
+
+def bot_argv(manifest: Manifest, folder: Path) -> list[str]:
+    """The manifest's command as the league launches it: ``python``/``python3`` is the league's Python
+    (which has the SDK), paths are made absolute in ``folder``, a stdio bot runs through the adapter."""
+    words = list(manifest.command)
+    if words[0] in PYTHONS:
+        words[0] = sys.executable
+    elif "/" in words[0] and not os.path.isabs(words[0]):  # ./mybot: a program of the bundle
+        words[0] = str(folder / words[0])
+    # Every other word that names an entry of the bundle (bot.js, weights.bin) becomes its path there;
+    # a module after -m stays a module name (the bot starts in its bundle, which python -m imports from).
+    argv = [words[0], *(str(folder / w) if words[i] != "-m" and not w.startswith("-") and not os.path.isabs(w)
+                        and ".." not in Path(w).parts and os.path.lexists(folder / w) else w
+                        for i, w in enumerate(words[1:]))]
+    return stdio_command(argv) if manifest.protocol == "stdio" else argv
+
+
+class Pipeline:
+    """Works submissions of one league, one at a time, off the event loop."""
+
+    def __init__(self, db_path: Path, settings: SubmitSettings, sandbox_mode: str, per_move_ms: int,
+                 on_active: Callable[[], None] = lambda: None, say: Callable[[str], None] = lambda text: None,
+                 read_only: tuple[str, ...] = ()) -> None:
+        self.db_path = Path(db_path)
+        self.settings = settings
+        self.sandbox_mode = sandbox_mode
+        self.per_move_ms = per_move_ms
+        self.on_active = on_active
+        #: The league's ``[sandbox] read_only`` paths: toolchains the organiser added, for builds too.
+        self.read_only = read_only
+        self.say = say
+        self.work_root, self.snapshot_root = data_dirs(self.db_path)
+        self.uploads = self.work_root / "uploads"
+        self.uploads.mkdir(parents=True, exist_ok=True)
+        (self.work_root / "work").mkdir(exist_ok=True)
+        #: An empty folder the check runs from (a league bot starts in the league's folder, not its own).
+        self.neutral = self.work_root / "cwd"
+        self.neutral.mkdir(exist_ok=True)
+        self.queue: asyncio.Queue[int] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ on the loop
+
+    def resume(self, db: sqlite3.Connection) -> list[int]:
+        """Queue every submission a killed league left in a middle state; returns their ids."""
+        ensure_tables(db)
+        ids = [s.id for s in ledger.unfinished(db)]
+        for sid in ids:
+            self.queue.put_nowait(sid)
+        return ids
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            sid = await self.queue.get()
+            done = await asyncio.to_thread(self.work, sid)
+            if done:
+                loop.call_soon(self.on_active)
+
+    # ------------------------------------------------------------------ in a thread
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.db_path, isolation_level=None, timeout=30.0)
+
+    def work(self, sid: int) -> bool:
+        """Take submission ``sid`` from its upload to active or rejected; True when it became active."""
+        db = self._connect()
+        try:
+            sub = ledger.get(db, sid)
+            if sub is None or sub.state not in ledger.UNFINISHED:
+                return False
+            return self._steps(db, sub)
+        finally:
+            db.close()
+
+    def _steps(self, db: sqlite3.Connection, sub: ledger.Submission) -> bool:
+        sid = sub.id
+        work = self.work_root / "work" / str(sid)
+        remove_tree(work)
+        try:
+            unpack(Path(sub.upload), work, self.settings.unpack)
+            top, manifest = find_bundle(work)
+        except (UnpackError, ManifestError) as e:
+            ledger.advance(db, sid, "rejected", reason=f"unpack: {e}")
+            remove_tree(work)
+            return False
+        ledger.advance(db, sid, "unpacked", folder=str(top), manifest=manifest.to_json())
+        build_log = ""
+        if manifest.build is not None:
+            result = run_build(top, manifest.build, self.settings.build, self.sandbox_mode != "off", self.read_only)
+            build_log = result.log
+            if not result.ok:
+                ledger.advance(db, sid, "rejected", reason=f"build: {result.reason}", build_log=build_log)
+                remove_tree(work)
+                return False
+        try:
+            snap = SnapshotStore(self.snapshot_root).add(top)
+        except SnapshotError as e:
+            ledger.advance(db, sid, "rejected", reason=f"snapshot: {e}", build_log=build_log)
+            remove_tree(work)
+            return False
+        remove_tree(work)
+        ledger.advance(db, sid, "built", folder=str(snap.path), build_log=build_log or "(no build step)")
+        ok, log = self.validate(manifest, snap.path)
+        if not ok:
+            ledger.advance(db, sid, "rejected", reason="validation: the conformance check failed (its log shows "
+                                                       "which phase and why)", check_log=log)
+            return False
+        ledger.advance(db, sid, "validated", check_log=log)
+        ledger.activate(db, sid, sub.entrant, keep=1)
+        self.say(f"submission {sid} of {sub.author}: {sub.entrant} passed its check and joins the league")
+        return True
+
+    def validate(self, manifest: Manifest, folder: Path) -> tuple[bool, str]:
+        """The conformance check of the snapshot in ``folder``, in the league's sandbox, in a process of its own."""
+        s = self.settings
+        spec = {"argv": bot_argv(manifest, folder), "cwd": str(folder), "hidden": [str(self.snapshot_root)],
+                "sandbox": self.sandbox_mode,
+                "per_move_ms": max(s.check_per_move_ms, self.per_move_ms), "tight_ms": s.check_tight_ms,
+                "target": s.check_target}
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        try:
+            done = subprocess.run([sys.executable, "-I", "-m", "sevenrocks.server.submissions.validate",
+                                   json.dumps(spec)], cwd=self.neutral, env=env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=s.check_time_s, preexec_fn=_die_with_parent)
+        except subprocess.TimeoutExpired:
+            return False, f"the check took longer than {s.check_time_s:g} s and was stopped"
+        out = (done.stdout + done.stderr).decode("utf-8", "replace")
+        if len(out) > CHECK_LOG_BYTES:
+            out = out[:CHECK_LOG_BYTES] + "\n[rest of the check's output not kept]\n"
+        return done.returncode == 0, out
+
+    # ------------------------------------------------------------------ uploads
+
+    def store_upload(self, data_path: Path) -> Path:
+        """Move a received upload (already written and synced) to its permanent name."""
+        final = self.uploads / f"{int(time.time() * 1000)}-{os.urandom(4).hex()}.upload"
+        os.replace(data_path, final)
+        return final
+
+
+def _die_with_parent() -> None:
+    """In the check's process: SIGKILL when the league dies (its bots follow it the same way)."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG

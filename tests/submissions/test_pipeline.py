@@ -1,0 +1,171 @@
+"""The pipeline on real bundles: unpack, a sandboxed build, the conformance check in bubblewrap, the states."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from sevenrocks.server.events.store import Store
+from sevenrocks.server.submissions import ledger
+from sevenrocks.server.submissions.authors import add_author
+from sevenrocks.server.submissions.build import BuildLimits
+from sevenrocks.server.submissions.pipeline import Pipeline, SubmitSettings, entrant_of
+
+from . import bundles
+
+pytestmark = pytest.mark.usefixtures("bwrap")
+
+
+
+def _submit(store: Store, tmp_path: Path, folder: Path, entrant: str = "bot") -> int:
+    upload = tmp_path / f"{folder.name}.tgz"
+    upload.write_bytes(bundles.tarball(folder))
+    return ledger.create(store.db, "alice", entrant, upload)
+
+
+@pytest.fixture
+def league_db(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "league.db", writer=False)
+    add_author(store.db, "alice")
+    return store
+
+
+def test_a_good_bot_becomes_active_from_its_snapshot(league_db: Store, tmp_path: Path) -> None:
+    sid = _submit(league_db, tmp_path, bundles.sdk_bot(tmp_path / "sdk"))
+    pipeline = Pipeline(league_db.path, SubmitSettings(), "auto", 1000)
+    assert pipeline.work(sid)
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and sub.state == "active" and sub.reason is None
+    assert "sandbox: bwrap" in (sub.check_log or "") and "PASS: 11 phases" in (sub.check_log or "")
+    entrant = entrant_of(sub)
+    assert entrant.command is not None and str(pipeline.snapshot_root) in entrant.command[-1]
+    # The snapshot is read-only: what was checked is what plays.
+    assert not os.access(Path(entrant.command[-1]).parent, os.W_OK) or os.geteuid() == 0
+    assert Path(entrant.command[-1]).stat().st_mode & 0o222 == 0
+
+
+def test_a_bot_that_fails_the_check_is_rejected_with_its_log(league_db: Store, tmp_path: Path) -> None:
+    sid = _submit(league_db, tmp_path, bundles.bad_bot(tmp_path / "bad"))
+    assert not Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and sub.state == "rejected" and (sub.reason or "").startswith("validation:")
+    assert "FAIL:" in (sub.check_log or "") and "not a double-six tile" in (sub.check_log or "")
+    assert ledger.active(league_db.db) == []
+
+
+def test_the_build_runs_in_the_sandbox_and_its_output_is_kept(league_db: Store, tmp_path: Path) -> None:
+    sid = _submit(league_db, tmp_path, bundles.built_bot(tmp_path / "built"))
+    assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and "wrote table.json" in (sub.build_log or "")
+    assert (Path(sub.folder or "") / "table.json").is_file()
+
+
+def _build_bundle(folder: Path, build: str) -> Path:
+    bundles.sdk_bot(folder)
+    (folder / "sevenrocks-bot.toml").write_text(f"command = [\"python3\", \"bot.py\"]\nbuild = {json.dumps(build)}\n")
+    return folder
+
+
+def test_a_build_has_no_network(league_db: Store, tmp_path: Path) -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    build = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'"
+    sid = _submit(league_db, tmp_path, _build_bundle(tmp_path / "net", build))
+    assert not Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and sub.state == "rejected" and (sub.reason or "").startswith("build:")
+    assert "ConnectionRefusedError" in (sub.build_log or "") or "Network is unreachable" in (sub.build_log or "")
+    listener.close()
+
+
+@pytest.mark.parametrize("build, limits, words", [
+    ("head -c 300000000 /dev/zero > fill.bin", BuildLimits(disk_mb=8), "more than 8 MiB"),
+    ("for i in $(seq 100); do head -c 1000000 /dev/zero > f$i; done", BuildLimits(disk_mb=8), "more than 8 MiB"),
+    ("sleep 60", BuildLimits(time_s=1.5), "longer than 1.5 s"),
+])
+def test_a_build_past_its_limits_is_stopped(league_db: Store, tmp_path: Path, build: str, limits: BuildLimits,
+                                            words: str) -> None:
+    sid = _submit(league_db, tmp_path, _build_bundle(tmp_path / "greedy-build", build))
+    started = time.monotonic()
+    assert not Pipeline(league_db.path, SubmitSettings(build=limits), "auto", 1000).work(sid)
+    assert time.monotonic() - started < 30
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and sub.state == "rejected" and words in (sub.reason or ""), sub.reason
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    from sevenrocks.server.submissions.pipeline import Pipeline, SubmitSettings
+    Pipeline(Path(sys.argv[1]), SubmitSettings(), "auto", 1000).work(int(sys.argv[2]))
+""")
+
+
+@pytest.mark.parametrize("killed_in", ["unpacked", "built"])
+def test_kill_9_mid_pipeline_loses_nothing_and_is_never_half_active(league_db: Store, tmp_path: Path,
+                                                                    killed_in: str) -> None:
+    """Killed while building (state unpacked) or validating (state built): resumed from the upload."""
+    folder = _build_bundle(tmp_path / "slow", "sleep 3; python3 -c 'print(1)'")
+    sid = _submit(league_db, tmp_path, folder)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(league_db.path), str(sid)])
+    deadline = time.monotonic() + 60
+    while (sub := ledger.get(league_db.db, sid)) is not None and sub.state != killed_in:
+        assert time.monotonic() < deadline and child.poll() is None, sub.state
+        time.sleep(0.02)
+    time.sleep(0.3)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and sub.state == killed_in and ledger.active(league_db.db) == []
+    pipeline = Pipeline(league_db.path, SubmitSettings(), "auto", 1000)
+    assert pipeline.resume(league_db.db) == [sid]
+    assert pipeline.work(sid)
+    assert [s.id for s in ledger.active(league_db.db)] == [sid]
+
+
+def test_a_package_bundle_runs_with_python_dash_m(league_db: Store, tmp_path: Path) -> None:
+    """The bot starts in its bundle (docs/league.md), so ``python3 -m PACKAGE`` imports from it."""
+    folder = tmp_path / "pkg"
+    (folder / "heavybot").mkdir(parents=True)
+    (folder / "heavybot" / "__init__.py").write_text("")
+    (folder / "heavybot" / "__main__.py").write_text(bundles.SDK_BOT)
+    (folder / "sevenrocks-bot.toml").write_text('command = "python3 -m heavybot"\n')
+    sid = _submit(league_db, tmp_path, folder)
+    assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
+    sub = ledger.get(league_db.db, sid)
+    entrant = entrant_of(sub)
+    assert sub is not None and entrant.pin is not None and entrant.pin.workdir == sub.folder and entrant.env == ()
+
+
+@pytest.mark.slow
+def test_the_node_kit_submits_with_its_node_modules_and_passes(league_db: Store, tmp_path: Path) -> None:
+    """The Node.js kit as its README builds it (``npm ci`` by the author: the build has no network), with a
+    manifest: its ``bot.js`` becomes a path in the snapshot, node_modules beside it."""
+    import shutil
+
+    from ..kits.test_kits import NODE_KIT, build, need
+
+    need("node", "the Node.js kit")
+    need("npm", "the Node.js kit")
+    stamp = NODE_KIT / "node_modules" / ".package-lock.json"
+    if not stamp.exists() or stamp.stat().st_mtime < (NODE_KIT / "package-lock.json").stat().st_mtime:
+        build(["npm", "ci", "--no-audit", "--no-fund"], NODE_KIT, 600)
+    folder = tmp_path / "node"
+    shutil.copytree(NODE_KIT, folder, symlinks=True)
+    (folder / "sevenrocks-bot.toml").write_text('command = ["node", "bot.js"]\nprotocol = "grpc"\n')
+    sid = _submit(league_db, tmp_path, folder)
+    assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
+    sub = ledger.get(league_db.db, sid)
+    assert sub is not None and "PASS: 11 phases" in (sub.check_log or "")

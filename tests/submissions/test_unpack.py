@@ -1,0 +1,158 @@
+"""A hostile archive set, built here, is refused one line each; a good bundle unpacks whole."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sevenrocks.server.submissions.manifest import ManifestError, find_bundle, parse_manifest
+from sevenrocks.server.submissions.unpack import UnpackError, UnpackLimits, unpack
+
+
+def _tar(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    with tarfile.open(path, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def _file(name: str, data: bytes = b"x") -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.mode = 0o644
+    return info, data
+
+
+def _special(name: str, kind: bytes, link: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = link
+    return info, None
+
+
+def _zip_bomb(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("sevenrocks-bot.toml", 'command = "python3 bot.py"\n')
+        zf.writestr("padding.bin", b"\0" * (8 * 2**20))  # 8 MiB of zeros: a few KiB compressed
+    return path
+
+
+def _lying_zip(path: Path) -> Path:
+    """A zip whose central directory claims a tiny file that inflates to 8 MiB."""
+    _zip_bomb(path)
+    data = bytearray(path.read_bytes())
+    # Patch every "uncompressed size" field of padding.bin (local header and central directory) to 10.
+    big = (8 * 2**20).to_bytes(4, "little")
+    start = 0
+    while (i := data.find(big, start)) >= 0:
+        data[i:i + 4] = (10).to_bytes(4, "little")
+        start = i + 4
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _non_utf8_tar(path: Path) -> Path:
+    with tarfile.open(path, "w", format=tarfile.GNU_FORMAT, encoding="latin-1") as tar:
+        info = tarfile.TarInfo("caf\xe9.py")  # written as the byte 0xE9: not UTF-8
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    return path
+
+
+def _non_utf8_zip(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("cafQ.py", b"x")
+    # The name's byte Q becomes 0xE9 (Latin-1 e-acute), with no UTF-8 flag: not UTF-8.
+    path.write_bytes(path.read_bytes().replace(b"cafQ.py", b"caf\xe9.py"))
+    return path
+
+
+def _many_files(path: Path) -> Path:
+    return _tar(path, [_file(f"f{i}.txt") for i in range(10_000)])
+
+
+HOSTILE = {
+    "absolute path": (lambda p: _tar(p, [_file("/etc/evil")]), "an absolute path"),
+    "path traversal": (lambda p: _tar(p, [_file("../../evil.py")]), "'..'"),
+    "traversal inside": (lambda p: _tar(p, [_file("a/../../evil.py")]), "'..'"),
+    "link escape": (lambda p: _tar(p, [_special("etc", tarfile.SYMTYPE, "/etc")]), "outside the bundle"),
+    "relative link escape": (lambda p: _tar(p, [_special("up", tarfile.SYMTYPE, "sub/../../..")]),
+                             "outside the bundle"),
+    "write through a link": (lambda p: _tar(p, [_special("up", tarfile.SYMTYPE, ".."), _file("up/evil.py")]),
+                             "outside the bundle"),
+    "hard link out": (lambda p: _tar(p, [_special("pw", tarfile.LNKTYPE, "/etc/passwd")]), "absolute path"),
+    "device": (lambda p: _tar(p, [_special("null", tarfile.CHRTYPE)]), "a device, FIFO or socket"),
+    "fifo": (lambda p: _tar(p, [_special("pipe", tarfile.FIFOTYPE)]), "a device, FIFO or socket"),
+    "zip bomb": (_zip_bomb, "MiB once unpacked"),
+    "lying zip bomb": (_lying_zip, "not a readable zip archive"),
+    "10,000 files": (_many_files, "more than 2000 files"),
+    "non-UTF-8 tar name": (_non_utf8_tar, "not UTF-8"),
+    "non-UTF-8 zip name": (_non_utf8_zip, "not UTF-8"),
+    "not an archive": (lambda p: (p.write_bytes(b"hello, world\n" * 10), p)[1], "not a readable"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_hostile_archive_is_refused_with_one_line(case: str, tmp_path: Path) -> None:
+    make, words = HOSTILE[case]
+    archive = make(tmp_path / "upload")
+    dest = tmp_path / "bundle"
+    with pytest.raises(UnpackError) as refused:
+        unpack(archive, dest, UnpackLimits(max_files=2000, max_bytes=4 * 2**20))
+    message = str(refused.value)
+    assert words in message and "\n" not in message, message
+    assert not dest.exists()  # nothing half-unpacked is left behind
+    assert not (tmp_path / "evil.py").exists() and not (tmp_path.parent / "evil.py").exists()
+
+
+def test_a_good_bundle_unpacks_with_links_inside_and_modes(tmp_path: Path) -> None:
+    run = tarfile.TarInfo("bot/run.sh")
+    run.mode = 0o4755  # setuid is dropped
+    archive = _tar(tmp_path / "ok.tgz", [
+        _file("bot/sevenrocks-bot.toml", b'command = ["sh", "run.sh"]\nprotocol = "stdio"\n'),
+        (run, b"#!/bin/sh\necho hi\n"),
+        _special("bot/lib", tarfile.DIRTYPE),
+        _file("bot/lib/data.txt", b"data"),
+        _special("bot/alias.txt", tarfile.SYMTYPE, "lib/data.txt"),
+        _special("bot/copy.txt", tarfile.LNKTYPE, "bot/lib/data.txt"),
+    ])
+    dest = tmp_path / "bundle"
+    manifest_bytes = len(b'command = ["sh", "run.sh"]\nprotocol = "stdio"\n')
+    assert unpack(archive, dest) == manifest_bytes + len(b"#!/bin/sh\necho hi\n") + 4 + 4
+    top, manifest = find_bundle(dest)
+    assert top == dest / "bot" and manifest.command == ("sh", "run.sh") and manifest.protocol == "stdio"
+    assert (top / "alias.txt").read_text() == "data" and (top / "copy.txt").read_text() == "data"
+    assert stat.S_IMODE(os.stat(top / "run.sh").st_mode) == 0o755
+
+
+def test_a_zip_unpacks_too(tmp_path: Path) -> None:
+    with zipfile.ZipFile(tmp_path / "ok.zip", "w") as zf:
+        zf.writestr("sevenrocks-bot.toml", 'command = "python3 bot.py"\n')
+        zf.writestr("bot.py", "print('hi')\n")
+    unpack(tmp_path / "ok.zip", tmp_path / "b")
+    assert find_bundle(tmp_path / "b")[1].command == ("python3", "bot.py")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "no command"),
+    ("command = 3", "a string or a list"),
+    ('command = "x"\nprotocol = "http"', "protocol must be one of"),
+    ('command = "x"\nlanguage = "py"', "unknown key 'language'"),
+    ("command = [", "not valid TOML"),
+])
+def test_a_bad_manifest_says_what_to_write(text: str, words: str) -> None:
+    with pytest.raises(ManifestError, match=words):
+        parse_manifest(text)
+
+
+def test_no_manifest_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text("")
+    with pytest.raises(ManifestError, match="no sevenrocks-bot.toml"):
+        find_bundle(tmp_path)
