@@ -33,8 +33,17 @@ def test_two_workers_store_what_one_machine_stores(local_run: Path, tmp_path: Pa
     assert bad_records(db) == []
     # Both workers played (a worker's arena, and its log folder, start with its first match), and
     # each started its own bots once (three logs per worker process), not one per match.
-    workers = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    workers = sorted(p.name for p in (tmp_path / "logs").iterdir() if p.is_dir())
     assert len(workers) == 2, workers
+    # Every stored match says where and how it ran: both Dask workers, the sandbox mode, the engine.
+    from sevenrocks.sdk.rules import engine_build
+    from sevenrocks.server.events.store import Store
+
+    with Store(db) as store:
+        where = store.where_run()
+    assert len(where) == len(results(db))
+    assert len({w for w, _s, _e in where.values()}) == 2
+    assert all(w and "tcp://" in w and s == "off" and e == engine_build() for w, s, e in where.values())
     assert all(len(list((tmp_path / "logs" / w).glob("*.log"))) == 3 for w in workers)
 
 

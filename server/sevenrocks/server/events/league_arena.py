@@ -188,38 +188,16 @@ class LeagueCluster:
         self.executor.config = value
 
     async def open(self) -> None:
-        import importlib
-
-        from .cluster import CONNECT_TIMEOUT_S, ClusterError, parse_cluster
-
-        try:
-            dd: Any = importlib.import_module("distributed")
-        except ImportError:
-            raise ClusterError("--cluster needs Dask distributed: pip install 'sevenrocks[cluster]'") from None
-        self._as_completed = dd.as_completed
-        n_local, address = parse_cluster(self.executor.address)
-        if n_local is not None:
-            self._cluster = await dd.LocalCluster(n_workers=n_local, threads_per_worker=self.executor.concurrency,
-                                                  processes=True, asynchronous=True, dashboard_address=None)
-            self._client = await dd.Client(self._cluster, asynchronous=True)
-        else:
-            self._client = dd.Client(address, asynchronous=True, timeout=f"{CONNECT_TIMEOUT_S}s")
-            try:
-                await self._client
-            except (OSError, TimeoutError) as e:
-                raise ClusterError(f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s "
-                                   f"({type(e).__name__}); start one there with `dask scheduler`") from None
+        self._client, self._cluster = await self.executor.connect()
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         if self._client is None:
             await self.open()
         self.executor._check()
-        await self.executor._run_on(self._client, self._as_completed, tasks, on_result)
+        await self.executor._run_on(self._client, tasks, on_result)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-        if self._cluster is not None:
-            await self._cluster.close()
-            self._cluster = None
+        from .cluster import disconnect
+
+        client, cluster, self._client, self._cluster = self._client, self._cluster, None, None
+        await disconnect(client, cluster)

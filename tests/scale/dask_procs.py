@@ -1,0 +1,141 @@
+"""A Dask cluster as an operator starts it: `dask scheduler` and `dask worker` processes, and the
+coordinator as a `sevenrocks tournament` process, each killable on its own (for the fault tests)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from ..sandbox.helpers import write_config
+from .conftest import is_launched_bot
+
+DASK = [sys.executable, "-m"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class DaskCluster:
+    """One scheduler and N workers on loopback, as separate processes (their logs in ``folder``)."""
+
+    folder: Path
+    port: int = field(default_factory=free_port)
+    scheduler: subprocess.Popen[bytes] | None = None
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    @property
+    def address(self) -> str:
+        return f"tcp://127.0.0.1:{self.port}"
+
+    def _log(self, name: str) -> Any:
+        return (self.folder / f"{name}.log").open("ab")
+
+    def start_scheduler(self) -> None:
+        self.scheduler = subprocess.Popen(
+            [*DASK, "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(self.port),
+             "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=self._log("scheduler"), env=self.env,
+            start_new_session=True)
+
+    def start_worker(self, nthreads: int = 2, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        n = len(self.workers)
+        local = self.folder / f"worker{n}"
+        local.mkdir(exist_ok=True)
+        w = subprocess.Popen(
+            [*DASK, "distributed.cli.dask_worker", self.address, "--nthreads", str(nthreads), "--no-dashboard",
+             "--local-directory", str(local), "--name", f"w{n}"],
+            stdout=subprocess.DEVNULL, stderr=self._log(f"worker{n}"), env=env or self.env, start_new_session=True)
+        self.workers.append(w)
+        return w
+
+    def kill_scheduler(self) -> None:
+        assert self.scheduler is not None
+        self.scheduler.kill()
+        self.scheduler.wait(30)
+
+    def bots(self) -> list[psutil.Process]:
+        """Launched bots below any worker process."""
+        out = []
+        for w in self.workers:
+            try:
+                out += [p for p in psutil.Process(w.pid).children(recursive=True) if is_launched_bot(p)]
+            except psutil.Error:
+                pass
+        return out
+
+    def close(self) -> None:
+        for p in [*self.workers, self.scheduler]:
+            if p is not None and p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for p in [*self.workers, self.scheduler]:
+            if p is None:
+                continue
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(10)
+
+
+def event_toml(path: Path, deals: int, mode: str = "auto", entrants: list[dict[str, Any]] | None = None) -> Path:
+    """A small deterministic event (greedy, defensive, greedy-b) as a config file, in sandbox ``mode``."""
+    entrants = entrants or [{"name": "greedy", "bot": "greedy"}, {"name": "defensive", "bot": "defensive"},
+                            {"name": "greedy-b", "bot": "greedy"}]
+    return write_config(path, entrants, sandbox={"mode": mode}, bots={"fresh_process": "never"}, name="faults",
+                        format="self", deals=deals, seed=7, target=100, concurrency=2)
+
+
+def coordinator(config: Path, db: Path, out: Path, address: str, env: dict[str, str] | None = None
+                ) -> subprocess.Popen[str]:
+    """``sevenrocks tournament --cluster ADDRESS`` as its own process group."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db", str(db), "--out", str(out),
+         "--quiet", "--cluster", address],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, env=env)
+
+
+def stored(db: Path) -> list[str]:
+    """Stored match ids (each once: match_id is the table's key), read while a writer may hold the file."""
+    if not db.exists():
+        return []
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
+    try:
+        return [r[0] for r in con.execute("SELECT match_id FROM matches")]
+    except sqlite3.OperationalError:  # no table yet
+        return []
+    finally:
+        con.close()
+
+
+def wait_until(predicate: Any, timeout: float, what: str) -> float:
+    """Poll ``predicate``; the seconds it took (AssertionError after ``timeout``)."""
+    start = time.monotonic()
+    while not predicate():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(0.1)
+    return time.monotonic() - start
+
+
+def lines(proc: subprocess.Popen[str], timeout: float) -> Iterator[str]:
+    """Wait for ``proc`` to end; its output's lines."""
+    out, _ = proc.communicate(timeout=timeout)
+    return iter(out.splitlines())
