@@ -4,6 +4,7 @@ coordinator as a `sevenrocks tournament` process, each killable on its own (for 
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import socket
 import sqlite3
@@ -52,14 +53,22 @@ class DaskCluster:
              "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=self._log("scheduler"), env=self.env,
             start_new_session=True)
 
-    def start_worker(self, nthreads: int = 2, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def start_worker(self, nthreads: int = 2, binds: dict[Path, Path] | None = None) -> subprocess.Popen[bytes]:
+        """A ``dask worker`` with a temp folder and snapshot store of its own; ``binds`` (target -> what
+        it sees there) give it a private mount namespace in which those paths hold other files."""
         n = len(self.workers)
         local = self.folder / f"worker{n}"
-        local.mkdir(exist_ok=True)
-        w = subprocess.Popen(
-            [*DASK, "distributed.cli.dask_worker", self.address, "--nthreads", str(nthreads), "--no-dashboard",
-             "--local-directory", str(local), "--name", f"w{n}"],
-            stdout=subprocess.DEVNULL, stderr=self._log(f"worker{n}"), env=env or self.env, start_new_session=True)
+        (local / "tmp").mkdir(parents=True, exist_ok=True)
+        env = {**self.env, "TMPDIR": str(local / "tmp"), "SEVENROCKS_SNAPSHOTS": str(local / "snapshots")}
+        argv = [*DASK, "distributed.cli.dask_worker", self.address, "--nthreads", str(nthreads), "--no-dashboard",
+                "--local-directory", str(local), "--name", f"w{n}"]
+        if binds:
+            mounts = " && ".join(f"mount --bind {shlex.quote(str(src))} {shlex.quote(str(dst))}"
+                                 for dst, src in binds.items())
+            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    f"{mounts} && exec {shlex.join(argv)}"]
+        w = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._log(f"worker{n}"), env=env,
+                             start_new_session=True)
         self.workers.append(w)
         return w
 

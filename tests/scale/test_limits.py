@@ -59,9 +59,9 @@ def test_streams_beyond_max_streams_are_refused_and_retry(tmp_path: Path) -> Non
 
 def test_an_idle_worker_arena_closes_itself_and_its_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # As on a worker whose coordinator died without unregistering the plugin.
-    monkeypatch.setattr(cluster, "ARENA_IDLE_S", 0.5)
+    monkeypatch.setattr(cluster, "LEASE_S", 0.5)
     config = small_event(1)
-    spec = cluster.ArenaSpec("idle-test", config, str(tmp_path))
+    spec = cluster.ArenaSpec("idle-test", config)
     before = {p.pid for p in psutil.Process().children()}  # an earlier test's bots may still be exiting
     outcome = cluster.play_task(build_schedule(config)[0], spec)
     assert outcome.fault is None

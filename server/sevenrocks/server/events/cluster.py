@@ -32,6 +32,7 @@ import importlib
 import os
 import re
 import secrets
+import shutil
 import socket
 import sys
 import tempfile
@@ -40,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from concurrent.futures import Future as ThreadFuture
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,8 @@ WAIT_SLICE_S = 0.25
 #: Decisions one round can take at most (28 tiles placed, every seat passing between two of them),
 #: the basis of a match's hard deadline (:func:`match_deadline_s`).
 DECISIONS_PER_ROUND = 28 * 4
+#: At most this much of one log file travels home with one result.
+LOG_CHUNK = 256 * 1024
 
 
 class ArenaClosed(RuntimeError):
@@ -89,13 +92,11 @@ class ClusterError(ConfigError):
 
 @dataclass(frozen=True, slots=True)
 class ArenaSpec:
-    """What a worker needs to build its arena: the event and where bot logs go."""
+    """What a worker needs to build its arena: the event, what bots may not see, how they run there."""
 
     #: Names this arena on the worker; unique per coordinator run.
     key: str
     config: EventConfig
-    #: Bot logs; None: a folder under the worker's temp dir.
-    log_dir: str | None = None
     #: Files no bot may see even inside a folder it is given (the event database).
     hidden: tuple[str, ...] = ()
     #: How each launched entrant runs from this worker's verified copy of its files (:mod:`.shipping`).
@@ -258,6 +259,9 @@ class WorkerArena:
         self.active = 0
         self.last_used = time.monotonic()
         self._lock = threading.Lock()
+        self._log_lock = threading.Lock()
+        #: Bytes of each log file already sent home.
+        self._shipped: dict[str, int] = {}
         self.closed = False
         self.thread.start()
         # Watching from before the bots start: a parent that dies while they launch counts too.
@@ -358,11 +362,30 @@ class WorkerArena:
                                   f"({end - time.monotonic() + (deadline_s or self.deadline_s):.0f} s)")
 
     def _log_dir(self) -> Path:
-        if self.spec.log_dir is not None:
-            base = Path(self.spec.log_dir)
-        else:
-            base = Path(tempfile.gettempdir()) / "sevenrocks-logs" / self.spec.config.name
-        return base / f"worker-{os.getpid()}"
+        """This run's bot logs on this worker: its own folder, whatever the coordinator's paths are."""
+        return Path(tempfile.gettempdir()) / "sevenrocks-logs" / self.spec.key / f"worker-{os.getpid()}"
+
+    def new_logs(self) -> tuple[tuple[str, bytes], ...]:
+        """What the bots' logs (and sandbox.txt) gained since the last call: it travels home with a result.
+
+        At most :data:`LOG_CHUNK` bytes of a file per call, so a flooding bot cannot
+        make results huge; its log is capped by the sandbox's ``log_mb`` anyway."""
+        out = []
+        with self._log_lock:
+            for path in sorted(self.arena.log_dir.glob("*.txt")) + sorted(self.arena.log_dir.glob("*.log")):
+                try:
+                    size = path.stat().st_size
+                    start = self._shipped.get(path.name, 0)
+                    if size <= start and path.name in self._shipped:  # an empty file travels once
+                        continue
+                    with path.open("rb") as f:
+                        f.seek(start)
+                        data = f.read(LOG_CHUNK)
+                except OSError:
+                    continue
+                self._shipped[path.name] = start + len(data)
+                out.append((path.name, data))
+        return tuple(out)
 
     def play(self, task: MatchTask) -> MatchOutcome:
         """Play ``task`` on this worker's referee (blocks the calling task thread)."""
@@ -401,6 +424,8 @@ class WorkerArena:
             self.loop.call_soon_threadsafe(_cancel_all, self.loop)
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        # The logs went home with the results; the worker keeps no copy to fill its disk.
+        shutil.rmtree(self.arena.log_dir, ignore_errors=True)
 
 
 def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
@@ -441,9 +466,21 @@ def play_task(task: MatchTask, spec: ArenaSpec) -> MatchOutcome:
     return arena_for(spec).play(task)
 
 
-def play_supervised_task(task: MatchTask, spec: ArenaSpec) -> list[Report]:
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """What a worker sends back for one match: what happened, and its bots' new log lines."""
+
+    reports: list[Report]
+    #: (file name, bytes appended since the worker's last result), for the coordinator's ``--out/logs``.
+    logs: tuple[tuple[str, bytes], ...] = ()
+    worker: str = ""
+
+
+def play_supervised_task(task: MatchTask, spec: ArenaSpec) -> TaskResult:
     """The Dask task of an event: play one match on this worker's supervised arena."""
-    return arena_for(spec).play_supervised(task)
+    arena = arena_for(spec)
+    reports = arena.play_supervised(task)
+    return TaskResult(reports, arena.new_logs(), arena.label)
 
 
 class ArenaPlugin(_PluginBase):
@@ -499,6 +536,8 @@ class ClusterExecutor:
     say: Callable[[str], None] | None = None
     #: Set while running: the admitted workers (tests and the live pages look at it).
     roster: Roster | None = None
+    #: Log file -> the worker whose lines were appended to it last.
+    _log_source: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def _check(self) -> None:
         remote = [e.name for e in self.config.entrants if e.remote]
@@ -551,8 +590,7 @@ class ClusterExecutor:
         store = SnapshotStore(snapshot_root())
         shipments = tuple(plan(self.config, store))
         archives = pack(store, (s.digest for s in shipments))
-        spec = ArenaSpec(key, self.config, str(self.log_dir) if self.log_dir is not None else None,
-                         tuple(str(h) for h in self.hidden), shipments)
+        spec = ArenaSpec(key, self.config, tuple(str(h) for h in self.hidden), shipments)
 
         async def ship(client: Any, workers: list[str]) -> dict[str, str | None]:
             """The bots' snapshots to newly admitted workers, each copy checked there by its digest."""
@@ -626,16 +664,32 @@ class ClusterExecutor:
             for waiter in done:
                 future, task = running.pop(waiter)
                 try:
-                    reports: list[Report] = waiter.result()
+                    result: TaskResult = waiter.result()
                 except CancelledError as e:  # distributed's FutureCancelledError: the scheduler is gone
                     raise ClusterError(self._lost(task, e)) from None
                 finally:
                     future.release()
-                for report in reports:
+                self._bring_home(result)
+                for report in result.reports:
                     on_result(report)
                     if isinstance(report, Voided):  # an infrastructure fault: the match is played again
                         check_voids(voids, report)
                         again.append(report.task)
+
+    def _bring_home(self, result: TaskResult) -> None:
+        """Append a worker's new log lines to ``log_dir/<entrant>.log``, as a local event writes them.
+
+        A line names the worker whenever the lines of one file come from another worker
+        than the last ones did, so a crash can be traced to its machine."""
+        if self.log_dir is None or not result.logs:
+            return
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in result.logs:
+            with (self.log_dir / name).open("ab") as f:
+                if self._log_source.get(name) != result.worker:
+                    f.write(f"--- from worker {result.worker} ---\n".encode())
+                    self._log_source[name] = result.worker
+                f.write(data)
 
     def _lost(self, task: MatchTask, e: BaseException) -> str:
         why = " ".join(str(e).split()) or type(e).__name__
