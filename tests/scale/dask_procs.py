@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ class DaskCluster:
     scheduler: subprocess.Popen[bytes] | None = None
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    temps: list[Path] = field(default_factory=list)
 
     @property
     def address(self) -> str:
@@ -58,8 +61,12 @@ class DaskCluster:
         it sees there) give it a private mount namespace in which those paths hold other files."""
         n = len(self.workers)
         local = self.folder / f"worker{n}"
-        (local / "tmp").mkdir(parents=True, exist_ok=True)
-        env = {**self.env, "TMPDIR": str(local / "tmp"), "SEVENROCKS_SNAPSHOTS": str(local / "snapshots")}
+        local.mkdir(parents=True, exist_ok=True)
+        # A short temp folder of its own: the sandbox's Unix sockets live there (108 bytes at most).
+        tmp = Path(tempfile.mkdtemp(prefix=f"srw{n}-", dir="/tmp"))
+        os.chmod(tmp, 0o1777)  # like /tmp: the bots' own uids pass through to their sandbox folders
+        self.temps.append(tmp)
+        env = {**self.env, "TMPDIR": str(tmp), "SEVENROCKS_SNAPSHOTS": str(local / "snapshots")}
         argv = [*DASK, "distributed.cli.dask_worker", self.address, "--nthreads", str(nthreads), "--no-dashboard",
                 "--local-directory", str(local), "--name", f"w{n}"]
         if binds:
@@ -102,6 +109,8 @@ class DaskCluster:
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait(10)
+        for tmp in self.temps:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def event_toml(path: Path, deals: int, mode: str = "auto", entrants: list[dict[str, Any]] | None = None) -> Path:
