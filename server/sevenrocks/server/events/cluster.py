@@ -437,20 +437,49 @@ def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
 #: Arenas of this process (a Dask worker), by spec key.
 _ARENAS: dict[str, WorkerArena] = {}
 _ARENAS_LOCK = threading.Lock()
+#: Runs whose arena is being opened (by key): their other task threads wait on this lock.
+_OPENING: dict[str, threading.Lock] = {}
+#: Runs that ended (their plugin was removed): keys are unique per run, so this only grows by one per run.
+_ENDED: set[str] = set()
 
 
 def arena_for(spec: ArenaSpec) -> WorkerArena:
-    """This process's arena for ``spec``, started on first use (one per worker, not per task)."""
+    """This process's arena for ``spec``, started on first use (one per worker, not per task).
+
+    One thread opens a run's arena while that run's other threads wait for it; other
+    runs' arenas are not held up by it (a slow start of one event's bots must not
+    stall the next event's matches on the same worker). A run whose arena was closed
+    by its plugin (the run ended) gets no new one."""
     with _ARENAS_LOCK:
+        if spec.key in _ENDED:
+            raise ArenaClosed(f"run {spec.key} has ended on this worker")
         arena = _ARENAS.get(spec.key)
-        if arena is None:
-            arena = _ARENAS[spec.key] = WorkerArena(spec)
+        if arena is not None:
+            return arena
+        opening = _OPENING.setdefault(spec.key, threading.Lock())
+    with opening:
+        with _ARENAS_LOCK:
+            arena = _ARENAS.get(spec.key)
+            if arena is not None:
+                return arena
+        arena = WorkerArena(spec)
+        with _ARENAS_LOCK:
+            _OPENING.pop(spec.key, None)
+            ended = spec.key in _ENDED
+            if not ended:
+                _ARENAS[spec.key] = arena
+        if ended:  # the run ended while its arena opened
+            arena.close()
+            raise ArenaClosed(f"run {spec.key} has ended on this worker")
         return arena
 
 
-def close_arena(key: str) -> None:
+def close_arena(key: str, ended: bool = False) -> None:
+    """Close the arena of run ``key`` here; ``ended``: the run is over, no arena of it opens again."""
     with _ARENAS_LOCK:
         arena = _ARENAS.pop(key, None)
+        if ended:
+            _ENDED.add(key)
     if arena is not None:
         arena.close()
 
@@ -495,7 +524,7 @@ class ArenaPlugin(_PluginBase):
         pass
 
     async def teardown(self, worker: Any) -> None:
-        await asyncio.to_thread(close_arena, self.key)
+        await asyncio.to_thread(close_arena, self.key, True)
 
 
 def parse_cluster(address: str) -> tuple[int | None, str | None]:
