@@ -43,22 +43,29 @@ class DaskCluster:
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     temps: list[Path] = field(default_factory=list)
 
+    #: Where the scheduler listens; ``wrap`` runs a command elsewhere (e.g. in a network namespace).
+    host: str = "127.0.0.1"
+    wrap: list[str] = field(default_factory=list)
+
     @property
     def address(self) -> str:
-        return f"tcp://127.0.0.1:{self.port}"
+        return f"tcp://{self.host}:{self.port}"
 
     def _log(self, name: str) -> Any:
         return (self.folder / f"{name}.log").open("ab")
 
     def start_scheduler(self) -> None:
         self.scheduler = subprocess.Popen(
-            [*DASK, "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(self.port),
+            [*self.wrap, *DASK, "distributed.cli.dask_scheduler", "--host", self.host, "--port", str(self.port),
              "--no-dashboard"], stdout=subprocess.DEVNULL, stderr=self._log("scheduler"), env=self.env,
             start_new_session=True)
 
-    def start_worker(self, nthreads: int = 2, binds: dict[Path, Path] | None = None) -> subprocess.Popen[bytes]:
+    def start_worker(self, nthreads: int = 2, binds: dict[Path, Path] | None = None,
+                     extra_env: dict[str, str] | None = None, wrap: list[str] | None = None, host: str | None = None,
+                     python: str | None = None, setup: str = "") -> subprocess.Popen[bytes]:
         """A ``dask worker`` with a temp folder and snapshot store of its own; ``binds`` (target -> what
-        it sees there) give it a private mount namespace in which those paths hold other files."""
+        it sees there) give it a private mount namespace in which those paths hold other files, after the
+        shell commands ``setup``; ``wrap`` runs it elsewhere, listening on ``host``, with ``python``."""
         n = len(self.workers)
         local = self.folder / f"worker{n}"
         local.mkdir(parents=True, exist_ok=True)
@@ -66,14 +73,18 @@ class DaskCluster:
         tmp = Path(tempfile.mkdtemp(prefix=f"srw{n}-", dir="/tmp"))
         os.chmod(tmp, 0o1777)  # like /tmp: the bots' own uids pass through to their sandbox folders
         self.temps.append(tmp)
-        env = {**self.env, "TMPDIR": str(tmp), "SEVENROCKS_SNAPSHOTS": str(local / "snapshots")}
-        argv = [*DASK, "distributed.cli.dask_worker", self.address, "--nthreads", str(nthreads), "--no-dashboard",
-                "--local-directory", str(local), "--name", f"w{n}"]
-        if binds:
-            mounts = " && ".join(f"mount --bind {shlex.quote(str(src))} {shlex.quote(str(dst))}"
-                                 for dst, src in binds.items())
+        env = {**self.env, "TMPDIR": str(tmp), "SEVENROCKS_SNAPSHOTS": str(local / "snapshots"), **(extra_env or {})}
+        argv = [python or sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--nthreads",
+                str(nthreads), "--no-dashboard", "--local-directory", str(local), "--name", f"w{n}"]
+        if host is not None:
+            argv += ["--host", host]
+        if binds or setup:
+            steps = [setup] if setup else []
+            steps += [f"mount --bind {shlex.quote(str(src))} {shlex.quote(str(dst))}" for dst, src in (binds or {}).items()]
+            mounts = " && ".join(steps)
             argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                     f"{mounts} && exec {shlex.join(argv)}"]
+        argv = [*(wrap or []), *argv]
         w = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._log(f"worker{n}"), env=env,
                              start_new_session=True)
         self.workers.append(w)

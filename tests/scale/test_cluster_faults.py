@@ -8,15 +8,18 @@ sandbox (``auto``), the coordinator as a `sevenrocks tournament` process.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sevenrocks.server.events.cluster import LEASE_S
+from sevenrocks.server.events.store import Store
 
 from .dask_procs import DaskCluster, coordinator, event_toml, stored, wait_until
 
@@ -125,3 +128,37 @@ def _dump(cluster: DaskCluster) -> None:
     for w in cluster.workers:
         for ch in psutil.Process(w.pid).children():
             print(subprocess.run([spy, "dump", "--pid", str(ch.pid)], capture_output=True, text=True).stdout)
+
+
+def test_a_worker_killed_mid_event_loses_and_doubles_nothing(cluster: DaskCluster, tmp_path: Path) -> None:
+    config, db, out, first = start_event(cluster, tmp_path)
+    victim = cluster.workers[0]
+    start = time.monotonic()
+    os.killpg(victim.pid, signal.SIGKILL)  # the nanny, the worker and its bots: a machine gone
+    text, _ = first.communicate(timeout=300)
+    assert first.returncode == 0, text[-3000:]
+    all_once(db)
+    print(f"worker killed: the event finished {time.monotonic() - start:.1f} s later")
+
+
+def test_capacity_follows_the_workers_present(tmp_path: Path) -> None:
+    """A worker that joins mid-event is admitted and gets matches: its threads add to those in flight."""
+    c = DaskCluster(tmp_path)
+    deals = 30  # long enough (180 short matches) for a worker started mid-event to join
+    try:
+        c.start_scheduler()
+        c.start_worker(nthreads=1)
+        config, db, out = event_toml(tmp_path / "e.toml", deals), tmp_path / "e.db", tmp_path / "out"
+        first = coordinator(config, db, out, c.address)
+        wait_until(lambda: len(stored(db)) >= 2, 240, "two matches stored")
+        c.start_worker(nthreads=2)
+        text, _ = first.communicate(timeout=600)
+    finally:
+        c.close()
+    assert first.returncode == 0, text[-3000:]
+    ids = stored(db)
+    assert len(ids) == len(set(ids)) == PER_DEAL * deals
+    with Store(db) as store:
+        by_worker = Counter(w for w, _s, _e in store.where_run().values())
+    assert len(by_worker) == 2, (by_worker, text[-2000:])
+    print(f"matches per worker: {dict(by_worker)}")

@@ -1,6 +1,7 @@
-"""Workers that are other machines in what they see: each `dask worker` in a mount namespace of its own
+"""Workers that are other machines in what they see: two `dask worker`s in mount namespaces of their own
 (``unshare --mount``), one seeing another program at the path of an entrant's bot file, one without
-bubblewrap. The event asks for bwrap: the worker without it is left out with a warning, the other
+bubblewrap, and a third with another sevenrocks version. The event asks for bwrap: the worker without
+it and the one of another version are left out with a warning each, the first
 runs the registered bot (shipped, verified by digest), every match names its worker and sandbox, and
 the bots' logs (a crash included) come home to the coordinator's --out/logs.
 
@@ -54,13 +55,20 @@ def test_workers_run_the_registered_bot_in_the_sandbox_asked_and_send_their_logs
         cluster.start_scheduler()
         cluster.start_worker(binds={bot: impostor})
         cluster.start_worker(binds={Path("/usr/bin/bwrap"): no_bwrap})
+        # A machine with another sevenrocks: its installed metadata says 9.9.9.
+        other = tmp_path / "other-install" / "sevenrocks-9.9.9.dist-info"
+        other.mkdir(parents=True)
+        (other / "METADATA").write_text("Metadata-Version: 2.1\nName: sevenrocks\nVersion: 9.9.9\n")
+        cluster.start_worker(extra_env={"PYTHONPATH": str(other.parent)})
         run = coordinator(config, tmp_path / "e.db", tmp_path / "out", cluster.address)
         text, _ = run.communicate(timeout=600)
     finally:
         cluster.close()
     assert run.returncode == 0, text[-3000:]
-    left_out = [line for line in text.splitlines() if "is left out" in line]
-    assert len(left_out) == 1 and "--sandbox bwrap" in left_out[0], text[-3000:]
+    left_out = sorted(line for line in text.splitlines() if "is left out" in line)
+    assert len(left_out) == 2, text[-3000:]
+    assert any("--sandbox bwrap" in line for line in left_out), left_out
+    assert any("its sevenrocks version is 9.9.9, the coordinator's is" in line for line in left_out), left_out
     with Store(tmp_path / "e.db") as store:
         matches = store.matches()
         where = store.where_run()

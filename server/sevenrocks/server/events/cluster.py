@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import importlib
+import logging
 import os
 import re
 import secrets
@@ -604,9 +606,11 @@ class ClusterExecutor:
         cluster: Any = None
         try:
             client, cluster = await self.connect()
-            await self._run_on(client, tasks, on_result)
+            with client_logs_quiet():
+                await self._run_on(client, tasks, on_result)
         finally:
-            await disconnect(client, cluster)
+            with client_logs_quiet():
+                await disconnect(client, cluster)
 
     def _say(self, text: str) -> None:
         if self.say is not None:
@@ -694,8 +698,10 @@ class ClusterExecutor:
                 future, task = running.pop(waiter)
                 try:
                     result: TaskResult = waiter.result()
-                except CancelledError as e:  # distributed's FutureCancelledError: the scheduler is gone
-                    raise ClusterError(self._lost(task, e)) from None
+                except Exception as e:
+                    if _scheduler_lost(e):
+                        raise ClusterError(self._lost(task, e)) from None
+                    raise
                 finally:
                     future.release()
                 self._bring_home(result)
@@ -724,6 +730,32 @@ class ClusterExecutor:
         why = " ".join(str(e).split()) or type(e).__name__
         return (f"lost the Dask scheduler at {self.address} (match {task.match_id}: {why}); every match that "
                 "finished is stored: run the same command again to resume once the scheduler and workers are back")
+
+
+@contextlib.contextmanager
+def client_logs_quiet() -> Iterator[None]:
+    """Dask's own client-side log lines off while an event runs: a lost scheduler or worker
+    is reported once, in the coordinator's words, not as Dask's tracebacks on the console."""
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _scheduler_lost(e: BaseException) -> bool:
+    """Whether a task's wait failed because the coordinator lost its scheduler (not the task itself).
+
+    Dask cancels every future when the connection is lost (``FutureCancelledError``), or
+    a gather in progress fails with ``CommClosedError``; an exception the task raised
+    on its worker comes back as itself."""
+    try:
+        from distributed.comm.core import CommClosedError
+    except ImportError:
+        return False
+    return isinstance(e, (CancelledError, CommClosedError))
 
 
 async def disconnect(client: Any, cluster: Any) -> None:

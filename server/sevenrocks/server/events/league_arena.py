@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
+import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import Entrant, EventConfig
-from .executor import OnResult, check_voids, phases, run_pool, supervised_play
+from .executor import OnResult, check_voids, phases, run_pool, stamp, supervised_play
 from .outcome import Skipped, Voided, Withdrawn
 from .schedule import MatchTask
 
@@ -131,7 +132,8 @@ class LeagueArena:
             if away:  # a remote entrant left after the round was planned: not played, never forfeited
                 on_result(Skipped(task))
                 return
-            for report in await supervised_play(self.referee, sup, task):
+            mode = self._sandbox.mode if self._sandbox is not None else ""
+            for report in stamp(await supervised_play(self.referee, sup, task), socket.gethostname(), mode):
                 on_result(report)
                 if isinstance(report, Voided):
                     check_voids(voids, report)
@@ -194,7 +196,10 @@ class LeagueCluster:
         if self._client is None:
             await self.open()
         self.executor._check()
-        await self.executor._run_on(self._client, tasks, on_result)
+        from .cluster import client_logs_quiet
+
+        with client_logs_quiet():
+            await self.executor._run_on(self._client, tasks, on_result)
 
     async def close(self) -> None:
         from .cluster import disconnect
