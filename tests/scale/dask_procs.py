@@ -42,6 +42,8 @@ class DaskCluster:
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
     temps: list[Path] = field(default_factory=list)
+    #: How each worker was started (to start it again the same way).
+    specs: list[dict[str, Any]] = field(default_factory=list)
 
     #: Where the scheduler listens; ``wrap`` runs a command elsewhere (e.g. in a network namespace).
     host: str = "127.0.0.1"
@@ -66,6 +68,8 @@ class DaskCluster:
         """A ``dask worker`` with a temp folder and snapshot store of its own; ``binds`` (target -> what
         it sees there) give it a private mount namespace in which those paths hold other files, after the
         shell commands ``setup``; ``wrap`` runs it elsewhere, listening on ``host``, with ``python``."""
+        self.specs.append(dict(nthreads=nthreads, binds=binds, extra_env=extra_env, wrap=wrap, host=host,
+                               python=python, setup=setup))
         n = len(self.workers)
         local = self.folder / f"worker{n}"
         local.mkdir(parents=True, exist_ok=True)
@@ -89,6 +93,14 @@ class DaskCluster:
                              start_new_session=True)
         self.workers.append(w)
         return w
+
+    def restart_dead_workers(self) -> int:
+        """Start again, the same way, every worker that exited (`dask worker` gives up without its
+        scheduler; systemd's Restart=always does this on a real machine). Returns how many."""
+        dead = [spec for w, spec in zip(list(self.workers), list(self.specs)) if w.poll() is not None]
+        for spec in dead:
+            self.start_worker(**spec)
+        return len(dead)
 
     def kill_scheduler(self) -> None:
         assert self.scheduler is not None

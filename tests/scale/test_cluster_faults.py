@@ -109,9 +109,7 @@ def test_the_scheduler_lost_ends_the_coordinator_with_one_line_and_a_restarted_c
     assert "run the same command again to resume" in said[0]
     start = time.monotonic()
     cluster.start_scheduler()
-    for i, w in enumerate(list(cluster.workers)):
-        if w.poll() is not None:  # `dask worker` gives up without its scheduler; systemd would restart it
-            cluster.start_worker()
+    cluster.restart_dead_workers()
     took = run_to_the_end(config, db, out, cluster)
     all_once(db)
     print(f"scheduler killed: the coordinator said so; restarted and finished in {time.monotonic() - start:.1f} s "
