@@ -35,17 +35,24 @@ sys.exit(3)
 '''
 
 
+def bot_files(folder: Path) -> tuple[Path, Path, Path]:
+    """The registered bot file, the program a worker finds at its path, and an empty stand-in for
+    /usr/bin/bwrap on the machine without bubblewrap."""
+    bot = folder / "bots" / "mine.py"
+    bot.parent.mkdir()
+    bot.write_text(REGISTERED)
+    impostor = folder / "impostor.py"
+    impostor.write_text(IMPOSTOR)
+    no_bwrap = folder / "no-bwrap"
+    no_bwrap.write_text("")
+    return bot, impostor, no_bwrap
+
+
 def test_workers_run_the_registered_bot_in_the_sandbox_asked_and_send_their_logs_home(tmp_path: Path) -> None:
     if os.geteuid() != 0 or shutil.which("unshare") is None or not Path("/usr/bin/bwrap").exists():
         pytest.skip("needs root, unshare and bubblewrap")
     here = Path(__file__).parent.parent / "events" / "bots"
-    bot = tmp_path / "bots" / "mine.py"
-    bot.parent.mkdir()
-    bot.write_text(REGISTERED)
-    impostor = tmp_path / "impostor.py"
-    impostor.write_text(IMPOSTOR)
-    no_bwrap = tmp_path / "no-bwrap"
-    no_bwrap.write_text("")  # what /usr/bin/bwrap is on the machine without bubblewrap
+    bot, impostor, no_bwrap = bot_files(tmp_path)
     entrants = [{"name": "greedy", "bot": "greedy"}, {"name": "mine", "command": [sys.executable, str(bot)]},
                 {"name": "crasher", "command": [sys.executable, str(here / "crash_once_bot.py")],
                  "env": {"CRASH_AFTER": "30", "CRASH_MARKER": str(tmp_path / "crashed")}}]

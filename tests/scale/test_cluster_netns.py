@@ -27,7 +27,7 @@ import pytest
 from sevenrocks.server.events.store import Store
 
 from .dask_procs import DaskCluster, coordinator, event_toml, stored, wait_until
-from .test_cluster_machines import IMPOSTOR, REGISTERED
+from .test_cluster_machines import bot_files
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 pytest.importorskip("distributed")
@@ -76,13 +76,7 @@ def machines(tmp_path: Path) -> Iterator[tuple[DaskCluster, Path, Path]]:
     if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("unshare") is None:
         pytest.skip("needs root, ip and unshare")
     net = Network()
-    bot = tmp_path / "bots" / "mine.py"
-    bot.parent.mkdir()
-    bot.write_text(REGISTERED)
-    impostor = tmp_path / "impostor.py"
-    impostor.write_text(IMPOSTOR)
-    no_bwrap = tmp_path / "no-bwrap"
-    no_bwrap.write_text("")
+    bot, impostor, no_bwrap = bot_files(tmp_path)
     try:
         wrap, host = net.space()
         cluster = DaskCluster(tmp_path, host=host, wrap=wrap)
