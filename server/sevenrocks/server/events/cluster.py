@@ -344,12 +344,15 @@ class WorkerArena:
         """
         fut: ThreadFuture[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
         key = _current_key() if self.worker is not None else None
-        end = time.monotonic() + (deadline_s if deadline_s is not None else self.deadline_s)
+        limit = deadline_s if deadline_s is not None else self.deadline_s
+        end = time.monotonic() + limit
         while True:
             try:
                 return fut.result(WAIT_SLICE_S)
             except TimeoutError:
                 pass
+            except CancelledError:  # the closing arena cancelled what still ran on its loop
+                raise ArenaClosed(f"the arena of {self.spec.key} closed while a match waited on it") from None
             if self.closed and not self.loop.is_running():
                 fut.cancel()
                 raise ArenaClosed(f"the arena of {self.spec.key} closed while a match waited on it")
@@ -360,8 +363,7 @@ class WorkerArena:
                                   "the arena and its bots are stopped")
             if time.monotonic() > end:
                 fut.cancel()
-                raise ArenaClosed(f"no answer from the arena of {self.spec.key} within its deadline "
-                                  f"({end - time.monotonic() + (deadline_s or self.deadline_s):.0f} s)")
+                raise ArenaClosed(f"no answer from the arena of {self.spec.key} within its deadline ({limit:.0f} s)")
 
     def _log_dir(self) -> Path:
         """This run's bot logs on this worker: its own folder, whatever the coordinator's paths are."""
