@@ -25,10 +25,12 @@ def test_a_worker_runs_its_verified_copy_of_the_registered_files_not_the_path(tm
     bot.parent.mkdir()
     bot.write_text("print('registered')\n")
     (tmp_path / "src" / "modbot.py").write_text("print('module')\n")
+    (tmp_path / "src" / "helper.py").write_text("X = 1\n")  # a sibling the bot imports
+    (tmp_path / "src" / "event.db").write_text("the harness's database\n")
     monkeypatch.chdir(tmp_path / "src")
     config = _config(bot, tmp_path / "src")
     coordinator = SnapshotStore(tmp_path / "coordinator")
-    shipments = plan(config, coordinator)  # type: ignore[arg-type]
+    shipments = plan(config, coordinator, hidden=[tmp_path / "src" / "event.db"])  # type: ignore[arg-type]
     archives = pack(coordinator, (s.digest for s in shipments))
     bot.write_text("print('edited after registration')\n")  # the path now holds another program
 
@@ -39,6 +41,9 @@ def test_a_worker_runs_its_verified_copy_of_the_registered_files_not_the_path(tm
     assert mine.command is not None and mine.command[0] == sys.executable and mine.command[2] == "--flag"
     copy = Path(mine.command[1])
     assert copy.is_relative_to(worker.root) and copy.read_text() == "print('registered')\n"
+    # Its folder came along (as the sandbox gives it locally), never the harness's files.
+    assert (copy.parent / "helper.py").read_text() == "X = 1\n"
+    assert not (copy.parent / "event.db").exists()
     assert mod.command == (sys.executable, "-m", "modbot")
     pythonpath = dict(mod.env)["PYTHONPATH"]
     assert (Path(pythonpath) / "modbot.py").read_text() == "print('module')\n"

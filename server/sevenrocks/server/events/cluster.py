@@ -591,7 +591,9 @@ class ClusterExecutor:
         if n_local is not None:
             cluster = await dd.LocalCluster(n_workers=n_local, threads_per_worker=self.concurrency,
                                             processes=True, asynchronous=True, dashboard_address=None)
-            return await dd.Client(cluster, asynchronous=True), cluster
+            client = await dd.Client(cluster, asynchronous=True)
+            await client.wait_for_workers(n_local, timeout=WORKER_WAIT_S)
+            return client, cluster
         client = dd.Client(address, asynchronous=True, timeout=f"{CONNECT_TIMEOUT_S}s")
         try:
             await client
@@ -623,7 +625,7 @@ class ClusterExecutor:
     async def _run_on(self, client: Any, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         key = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', self.config.name)}-{secrets.token_hex(4)}"
         store = SnapshotStore(snapshot_root())
-        shipments = tuple(plan(self.config, store))
+        shipments = tuple(plan(self.config, store, hidden=self.hidden))
         archives = pack(store, (s.digest for s in shipments))
         spec = ArenaSpec(key, self.config, tuple(str(h) for h in self.hidden), shipments)
 

@@ -25,6 +25,8 @@ from .config import EventConfig
 
 #: How often the roster asks the scheduler which workers are there.
 ROSTER_POLL_S = 2.0
+#: At the start, how long to wait for every worker present to be admitted once one is.
+SETTLE_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +116,8 @@ class Roster:
     #: Called with the client and the newly admitted workers before they get a match (the bots' files go
     #: there); answers, per worker, why it must be left out after all (None: it is ready).
     on_admit: Callable[[Any, list[str]], Awaitable[dict[str, str | None]]] | None = None
+    #: The workers the scheduler knows now.
+    present: set[str] = dataclasses.field(default_factory=set)
     _mine: WorkerFacts | None = None
 
     @property
@@ -130,6 +134,7 @@ class Roster:
             self._mine = await asyncio.to_thread(worker_facts)
         info = await client.scheduler.identity(n_workers=-1)
         present = {addr: int(w.get("nthreads", 1)) for addr, w in info.get("workers", {}).items()}
+        self.present = set(present)
         for gone in set(self.admitted) - set(present):
             del self.admitted[gone]
         new = [a for a in present if a not in self.admitted and a not in self.refused]
@@ -171,13 +176,19 @@ class Roster:
                     self.say(f"warning: worker {addr} is left out of event {self.config.name!r}: {why}")
 
     async def wait_for_one(self, client: Any, timeout_s: float) -> None:
-        """Until at least one worker is admitted (raises TimeoutError after ``timeout_s``)."""
+        """Until at least one worker is admitted (raises TimeoutError after ``timeout_s``), and then
+        until every worker present is admitted or left out (at most :data:`SETTLE_S` more), so that
+        the first matches, which stay on the workers admitted when they are submitted, spread."""
         async with asyncio.timeout(timeout_s):
             while True:
                 await self.refresh(client)
                 if self.admitted:
-                    return
+                    break
                 await asyncio.sleep(0.5)
+        end = asyncio.get_running_loop().time() + SETTLE_S
+        while self.present - set(self.admitted) - set(self.refused) and asyncio.get_running_loop().time() < end:
+            await asyncio.sleep(0.5)
+            await self.refresh(client)
 
     async def watch(self, client: Any) -> None:
         """Refresh every :data:`ROSTER_POLL_S` until cancelled (a lost scheduler ends it quietly)."""

@@ -13,7 +13,9 @@ config names.
 How a command is rewritten (``{SNAPSHOT}`` is the worker's copy):
 
 * an argument that names a file or folder (``python bot.py``, ``./engine``,
-  ``weights.bin``) -> ``{SNAPSHOT}/aN/NAME`` (N: the argument's position);
+  ``weights.bin``) -> ``{SNAPSHOT}/aN/NAME`` (N: the argument's position); the
+  script's folder travels with it (the sandbox gives a bot its script's folder, so a
+  bot may import its sibling modules), less the harness's own files;
 * ``--bot path/file.py:Class`` -> ``--bot {SNAPSHOT}/aN/file.py:Class``;
 * ``-m MODULE`` / ``--bot MODULE:Class`` found in the coordinator's folder -> the
   module or package under ``{SNAPSHOT}/py``, on the bot's ``PYTHONPATH``;
@@ -42,6 +44,8 @@ from .snapshots import SnapshotError, SnapshotStore
 
 #: Stands for the worker's copy of the snapshot in a shipped command.
 SNAPSHOT = "{SNAPSHOT}"
+#: Never shipped from a script's folder: Python's caches, version control, virtual environments.
+SKIP = frozenset({"__pycache__", ".git", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache"})
 #: A Python interpreter named by path or by name (``python``, ``python3.11``).
 PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
@@ -70,8 +74,11 @@ class Shipment:
     bot: str | None = None
 
 
-def plan(config: EventConfig, store: SnapshotStore, cwd: Path | None = None) -> list[Shipment]:
-    """Snapshot every launched entrant's files into ``store``; how each runs on a worker."""
+def plan(config: EventConfig, store: SnapshotStore, cwd: Path | None = None,
+         hidden: Iterable[Path] = ()) -> list[Shipment]:
+    """Snapshot every launched entrant's files into ``store``; how each runs on a worker.
+
+    ``hidden``: the harness's files (database, output folder), never shipped."""
     out = []
     for e in config.entrants:
         if e.command is None:
@@ -79,11 +86,27 @@ def plan(config: EventConfig, store: SnapshotStore, cwd: Path | None = None) -> 
         if e.bot is not None:
             out.append(Shipment(e.name, "", (), (), e.bot))
             continue
-        out.append(_ship_command(e.name, e.command, store, cwd))
+        out.append(_ship_command(e.name, e.command, store, cwd, (*hidden, store.root)))
     return out
 
 
-def _ship_command(name: str, argv: Iterable[str], store: SnapshotStore, cwd: Path | None) -> Shipment:
+def _folder(folder: Path, prefix: str, hidden: Iterable[Path]) -> dict[str, Path]:
+    """A script's folder (a bot imports its sibling modules), without the harness's files.
+
+    An entry that is, or holds, a hidden path (the database, the output folder, the
+    config with tokens) is left out whole: nothing of the harness travels to workers."""
+    secret = [Path(os.path.abspath(h)) for h in hidden]
+    out = {}
+    for entry in sorted(folder.iterdir()):
+        full = Path(os.path.abspath(entry))
+        if entry.name in SKIP or any(full == h or h.is_relative_to(full) or full.is_relative_to(h) for h in secret):
+            continue
+        out[f"{prefix}/{entry.name}"] = entry
+    return out
+
+
+def _ship_command(name: str, argv: Iterable[str], store: SnapshotStore, cwd: Path | None,
+                  hidden: Iterable[Path] = ()) -> Shipment:
     where = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
     words = list(argv)
     absolute, _named = command_paths(words, where)
@@ -112,6 +135,8 @@ def _ship_command(name: str, argv: Iterable[str], store: SnapshotStore, cwd: Pat
             continue
         if full != word or ("/" in word and os.path.exists(full)):  # a file or folder the command names
             path = Path(full)
+            if i == 1 and path.is_file():  # the script: its folder too, as the sandbox gives it locally
+                files.update(_folder(path.parent, f"a{i}", hidden))
             files[f"a{i}/{path.name}"] = path
             shipped.append(f"{SNAPSHOT}/a{i}/{path.name}")
             continue
