@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import socket
 import subprocess
@@ -31,11 +32,22 @@ def test_two_workers_store_what_one_machine_stores(local_run: Path, tmp_path: Pa
     assert results(db) == results(local_run)
     assert ratings(db) == ratings(local_run)
     assert bad_records(db) == []
-    # Both workers played (a worker's arena, and its log folder, start with its first match), and
-    # each started its own bots once (three logs per worker process), not one per match.
-    workers = sorted(p.name for p in (tmp_path / "logs").iterdir())
-    assert len(workers) == 2, workers
-    assert all(len(list((tmp_path / "logs" / w).glob("*.log"))) == 3 for w in workers)
+    # The bots' logs came home to the coordinator's log folder, one file per entrant, and name the
+    # workers they came from: both played.
+    logs = tmp_path / "logs"
+    assert sorted(p.name for p in logs.glob("*.log")) == ["defensive.log", "greedy-b.log", "greedy.log"]
+    for log in logs.glob("*.log"):
+        text = log.read_text()
+        assert len(set(re.findall(r"--- from worker (.*) ---", text))) == 2, text[:2000]
+    # Every stored match says where and how it ran: both Dask workers, the sandbox mode, the engine.
+    from sevenrocks.sdk.rules import engine_build
+    from sevenrocks.server.events.store import Store
+
+    with Store(db) as store:
+        where = store.where_run()
+    assert len(where) == len(results(db))
+    assert len({w for w, _s, _e in where.values()}) == 2
+    assert all(w and "tcp://" in w and s == "off" and e == engine_build() for w, s, e in where.values())
 
 
 class KillAWorker:

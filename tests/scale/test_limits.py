@@ -6,8 +6,10 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -59,9 +61,9 @@ def test_streams_beyond_max_streams_are_refused_and_retry(tmp_path: Path) -> Non
 
 def test_an_idle_worker_arena_closes_itself_and_its_bots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # As on a worker whose coordinator died without unregistering the plugin.
-    monkeypatch.setattr(cluster, "ARENA_IDLE_S", 0.5)
+    monkeypatch.setattr(cluster, "LEASE_S", 0.5)
     config = small_event(1)
-    spec = cluster.ArenaSpec("idle-test", config, str(tmp_path))
+    spec = cluster.ArenaSpec("idle-test", config)
     before = {p.pid for p in psutil.Process().children()}  # an earlier test's bots may still be exiting
     outcome = cluster.play_task(build_schedule(config)[0], spec)
     assert outcome.fault is None
@@ -107,3 +109,50 @@ def test_tournament_command_on_a_local_cluster(tmp_path: Path) -> None:
     with Store(tmp_path / "cli.db") as store:
         assert len(store.done_ids("cli")) == 4
         assert all(verify_lines((store.record(m) or "").splitlines()) == [] for m in store.match_ids())
+
+
+def _hanging_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every match of an arena hangs (a referee that never ends it), as a worker thread would see it."""
+    async def hang(self: Any, task: Any, worker: str = "") -> Any:
+        await asyncio.sleep(3600)
+
+    monkeypatch.setattr(cluster.Arena, "play_supervised", hang)
+
+
+def test_a_wait_on_an_arena_ends_at_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    _hanging_match(monkeypatch)
+    monkeypatch.setattr(cluster, "match_deadline_s", lambda config: 1.0)
+    config = small_event(1)
+    spec = cluster.ArenaSpec("deadline-test", config)
+    try:
+        start = time.monotonic()
+        with pytest.raises(cluster.ArenaClosed, match="deadline"):
+            cluster.play_supervised_task(build_schedule(config)[0], spec)
+        assert time.monotonic() - start < 30
+    finally:
+        cluster.close_arena("deadline-test", ended=True)
+
+
+def test_closing_an_arena_releases_the_threads_waiting_on_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What Ctrl-C of a coordinator does on a worker: the plugin closes the arena while matches wait."""
+    _hanging_match(monkeypatch)
+    config = small_event(1)
+    spec = cluster.ArenaSpec("release-test", config)
+    cluster.arena_for(spec)  # open, with its bots
+    errors: list[BaseException] = []
+
+    def wait() -> None:
+        try:
+            cluster.play_supervised_task(build_schedule(config)[0], spec)
+        except BaseException as e:
+            errors.append(e)
+
+    waiting = [threading.Thread(target=wait) for _ in range(2)]
+    for t in waiting:
+        t.start()
+    time.sleep(1)
+    cluster.close_arena("release-test", ended=True)
+    for t in waiting:
+        t.join(30)
+    assert not any(t.is_alive() for t in waiting), "a task thread still waits on the closed arena"
+    assert len(errors) == 2 and all(isinstance(e, cluster.ArenaClosed) for e in errors), errors

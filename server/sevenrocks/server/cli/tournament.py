@@ -43,11 +43,11 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
     line never lands on the bar's own); default: stderr.
     """
     hidden = harness_files(db, out, Path(config.source) if os.path.isfile(config.source) else None)
+    say = say or (lambda text: click.echo(text, err=True))
     if cluster is not None:
         from ..events.cluster import ClusterExecutor
 
-        return ClusterExecutor(config, cluster, out / "logs", config.concurrency, hidden=hidden)
-    say = say or (lambda text: click.echo(text, err=True))
+        return ClusterExecutor(config, cluster, out / "logs", config.concurrency, hidden=hidden, say=say)
     return LocalExecutor(config, out / "logs", config.concurrency, listen, say, tls=tls,
                          spectator_token=os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, hidden=hidden,
                          report=say)
@@ -268,8 +268,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         config = pinned(config, db_path, out_dir)  # each launched bot runs a copy of its files
         executor = make_executor(config, out_dir, cluster, listen, tls, db_path, say)
         if cluster is not None and not quiet:
-            click.echo(f"sandbox: {config.sandbox.mode}, chosen by each worker for its bots "
-                       f"(see {out_dir / 'logs'}/worker-*/sandbox.txt on a local cluster)", err=True)
+            click.echo(f"sandbox: {config.sandbox.mode} asked; each worker says what it gives as it joins, "
+                       "and every stored match names its worker and sandbox mode", err=True)
         try:
             plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token, console)
         except Interrupted as e:

@@ -28,37 +28,61 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import importlib
+import logging
 import os
 import re
 import secrets
+import shutil
+import socket
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import CancelledError
 from concurrent.futures import Future as ThreadFuture
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .cluster_workers import ROSTER_POLL_S, Roster
 from .config import ConfigError, EventConfig
 
 try:
     from distributed import WorkerPlugin as _PluginBase
 except ImportError:  # Dask is optional (the ``cluster`` extra): ClusterExecutor.run says how to get it
     _PluginBase = object  # type: ignore[misc,assignment]
-from .executor import EntrantsUnreachable, OnResult, _unreachable_message, check_voids, outcome_of, phases, supervised_play
+from .executor import (EntrantsUnreachable, OnResult, _unreachable_message, check_voids, outcome_of, phases, stamp,
+                       supervised_play)
 from .outcome import MatchOutcome, Report, Voided
 from .schedule import MatchTask
+from .shipping import Shipment, pack, plan, resolve, snapshot_root, unpack
+from .snapshots import SnapshotStore
 
 #: ``local:N`` starts N workers here; anything else is a scheduler address.
 LOCAL = re.compile(r"^local(?::(\d+))?$")
 #: How long to try reaching a scheduler before telling the operator.
 CONNECT_TIMEOUT_S = 10
-#: A worker's arena with no match for this long closes itself (its coordinator is gone).
-ARENA_IDLE_S = 600.0
+#: How long to wait for a worker that may play the event before telling the operator.
+WORKER_WAIT_S = 60.0
+#: A worker's arena that holds no live task of its event for this long closes itself and stops its
+#: bots: the coordinator is gone (killed, its machine lost) and the scheduler dropped its tasks.
+LEASE_S = 15.0
 #: How often a worker's arena checks that the process that started the worker is alive.
 ORPHAN_POLL_S = 0.25
+#: How often a task thread waiting on its arena looks whether the arena closed or its task was cancelled.
+WAIT_SLICE_S = 0.25
+#: Decisions one round can take at most (28 tiles placed, every seat passing between two of them),
+#: the basis of a match's hard deadline (:func:`match_deadline_s`).
+DECISIONS_PER_ROUND = 28 * 4
+#: At most this much of one log file travels home with one result.
+LOG_CHUNK = 256 * 1024
+
+
+class ArenaClosed(RuntimeError):
+    """The arena a task waited on closed (its event ended, its coordinator left, its worker is closing)."""
 
 
 class ClusterError(ConfigError):
@@ -70,15 +94,15 @@ class ClusterError(ConfigError):
 
 @dataclass(frozen=True, slots=True)
 class ArenaSpec:
-    """What a worker needs to build its arena: the event and where bot logs go."""
+    """What a worker needs to build its arena: the event, what bots may not see, how they run there."""
 
     #: Names this arena on the worker; unique per coordinator run.
     key: str
     config: EventConfig
-    #: Bot logs; None: a folder under the worker's temp dir.
-    log_dir: str | None = None
     #: Files no bot may see even inside a folder it is given (the event database).
     hidden: tuple[str, ...] = ()
+    #: How each launched entrant runs from this worker's verified copy of its files (:mod:`.shipping`).
+    shipments: tuple[Shipment, ...] = ()
 
 
 class Arena:
@@ -141,9 +165,12 @@ class Arena:
                                           hidden=self.config.duplicate)  # duplicate deals: no spectator
         return outcome_of(task, m, time.perf_counter() - started)
 
-    async def play_supervised(self, task: MatchTask) -> list[Report]:
-        """Play ``task`` with the bot lifecycle: a crashed bot restarted, an infrastructure fault voided."""
-        return await supervised_play(self.referee, self.supervisor, task)
+    async def play_supervised(self, task: MatchTask, worker: str = "") -> list[Report]:
+        """Play ``task`` with the bot lifecycle: a crashed bot restarted, an infrastructure fault voided.
+
+        Each finished match names ``worker`` and the sandbox mode its bots had."""
+        reports = await supervised_play(self.referee, self.supervisor, task)
+        return stamp(reports, worker or socket.gethostname(), self.sandbox.mode if self.sandbox else "")
 
     async def close(self) -> None:
         """Goodbye to the bots, stop the referee, make sure every bot process is gone."""
@@ -172,33 +199,82 @@ class Arena:
         await self.close()
 
 
+def match_deadline_s(config: EventConfig) -> float:
+    """The longest a match of ``config`` can legitimately take: every decision of every round at its limit.
+
+    A task's wait on its arena never outlasts it, whatever happens to the referee; in
+    practice a wait ends much sooner, when the match ends, the arena closes or the task is
+    cancelled (checked every :data:`WAIT_SLICE_S`)."""
+    per_move = config.time.per_move_ms / 1000.0
+    bank = (config.time.bank_ms or 0) / 1000.0
+    rounds = config.round_cap
+    return 60.0 + rounds * DECISIONS_PER_ROUND * 2 * per_move + 4 * bank
+
+
+def _dask_worker() -> Any:
+    """The Dask worker this thread runs in (None outside a worker, e.g. a test driving an arena)."""
+    try:
+        from distributed import get_worker
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
+
+
+def _current_key() -> str | None:
+    try:
+        from distributed.worker import thread_state  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return getattr(thread_state, "key", None)
+
+
+#: Worker task states of a task nobody waits for any more (the client released it or left).
+GONE = frozenset({"cancelled", "released", "forgotten", "error", "memory"})
+
+
+def _task_state(worker: Any, key: str) -> str:
+    ts = worker.state.tasks.get(key)
+    return "forgotten" if ts is None else str(ts.state)
+
+
 class WorkerArena:
     """An :class:`Arena` inside a Dask worker process, driven from its task threads.
 
     The referee is asynchronous and Dask runs tasks in threads, so the arena
     gets an event loop in a thread of its own; a task thread hands it a match and
-    blocks until the match ends.
+    waits until the match ends, the arena closes, or the task is cancelled (its
+    coordinator stopped or died): never longer than :func:`match_deadline_s`. A
+    cancelled task closes the arena, which kills its bots' process groups, so no
+    worker thread stays blocked and no bot outlives the run that started it.
     """
 
     def __init__(self, spec: ArenaSpec) -> None:
         self.spec = spec
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name=f"arena-{spec.key}", daemon=True)
-        self.arena = Arena(spec.config, self._log_dir(), spec.hidden)
+        config = resolve(spec.config, spec.shipments) if spec.shipments else spec.config
+        self.arena = Arena(config, self._log_dir(), spec.hidden)
+        self.deadline_s = match_deadline_s(spec.config)
+        self.worker = _dask_worker()
+        #: How stored matches name this worker: its host and Dask address.
+        self.label = socket.gethostname() + (f" {self.worker.address}" if self.worker is not None else "")
         self.active = 0
         self.last_used = time.monotonic()
         self._lock = threading.Lock()
+        self._log_lock = threading.Lock()
+        #: Bytes of each log file already sent home.
+        self._shipped: dict[str, int] = {}
         self.closed = False
         self.thread.start()
         # Watching from before the bots start: a parent that dies while they launch counts too.
         threading.Thread(target=self._reap_when_orphaned, args=(os.getppid(),), name=f"orphan-{spec.key}",
                          daemon=True).start()
         try:
-            self._call(self.arena.open())
+            self._call(self.arena.open(), spec.config.time.connect_timeout_s + 60)
         except BaseException:
             self.close()
             raise
-        asyncio.run_coroutine_threadsafe(self._reap_when_idle(), self.loop)
+        threading.Thread(target=self._reap_when_unwanted, name=f"lease-{spec.key}", daemon=True).start()
 
     def _reap_when_orphaned(self, parent: int) -> None:
         """Stop this arena's bots within a second of this worker losing its parent.
@@ -215,39 +291,105 @@ class WorkerArena:
                 self.arena.abandoned = True  # an open() in progress stops launching and kills what it started
                 for proc in list(self.arena.procs.values()):
                     proc.kill()  # at once: a Goodbye could take longer than the event has left
-                with _ARENAS_LOCK:
-                    mine = _ARENAS.get(self.spec.key) is self
-                if mine:
-                    close_arena(self.spec.key)
-                else:
-                    self.close()
+                self._discard()
                 return
 
-    async def _reap_when_idle(self) -> None:
-        """Close this arena after ``ARENA_IDLE_S`` without a match.
+    def _discard(self) -> None:
+        """Close this arena and forget it (from a thread other than its loop's)."""
+        with _ARENAS_LOCK:
+            mine = _ARENAS.get(self.spec.key) is self
+        if mine:
+            close_arena(self.spec.key)
+        else:
+            self.close()
 
-        The plugin closes it when the event ends; this covers a coordinator that
-        died (kill -9, lost machine) and never said so, which would otherwise leave
-        the event's bots running on a long-lived cluster.
+    def _wanted(self) -> bool:
+        """Whether this worker still holds a live task of this arena's run (or one is being played)."""
+        if self.active:
+            return True
+        if self.worker is None:
+            return time.monotonic() - self.last_used < LEASE_S
+        prefix = f"match-{self.spec.key}-"
+        try:
+            states = [str(ts.state) for k, ts in list(self.worker.state.tasks.items()) if str(k).startswith(prefix)]
+        except RuntimeError:  # the worker's loop changed the dict meanwhile: ask again next time
+            return True
+        return any(s not in GONE for s in states)
+
+    def _reap_when_unwanted(self) -> None:
+        """Close this arena once no task of its run has been on this worker for :data:`LEASE_S`.
+
+        The coordinator's tasks are this arena's lease: when the coordinator stops or
+        dies (kill -9, its machine lost), the scheduler drops its tasks and the
+        worker forgets them; the bots then stop within ``LEASE_S`` instead of running
+        on a long-lived cluster. The plugin closes the arena sooner at a clean end.
         """
-        while True:
-            await asyncio.sleep(min(60.0, ARENA_IDLE_S / 4))
+        last_wanted = time.monotonic()
+        while not self.closed:
+            time.sleep(min(1.0, LEASE_S / 4))
             with self._lock:
-                idle = self.active == 0 and time.monotonic() - self.last_used > ARENA_IDLE_S
-            if idle:  # closing waits on this loop, so it runs in a thread of its own
-                threading.Thread(target=close_arena, args=(self.spec.key,), daemon=True).start()
+                wanted = self._wanted()
+            if wanted:
+                last_wanted = time.monotonic()
+            elif time.monotonic() - last_wanted > LEASE_S:
+                self._discard()
                 return
 
-    def _call(self, coro: Any, timeout: float | None = None) -> Any:
+    def _call(self, coro: Any, deadline_s: float | None = None) -> Any:
+        """Run ``coro`` on the arena's loop and wait for it, in slices, never past the deadline.
+
+        Each slice looks whether the arena closed (its loop will never finish the
+        coroutine) and whether this thread's Dask task was cancelled; either ends the
+        wait with :class:`ArenaClosed`, a cancelled task after closing the arena.
+        """
         fut: ThreadFuture[Any] = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        return fut.result(timeout)
+        key = _current_key() if self.worker is not None else None
+        limit = deadline_s if deadline_s is not None else self.deadline_s
+        end = time.monotonic() + limit
+        while True:
+            try:
+                return fut.result(WAIT_SLICE_S)
+            except TimeoutError:
+                pass
+            except CancelledError:  # the closing arena cancelled what still ran on its loop
+                raise ArenaClosed(f"the arena of {self.spec.key} closed while a match waited on it") from None
+            if self.closed and not self.loop.is_running():
+                fut.cancel()
+                raise ArenaClosed(f"the arena of {self.spec.key} closed while a match waited on it")
+            if key is not None and _task_state(self.worker, key) in GONE:
+                fut.cancel()
+                threading.Thread(target=self._discard, daemon=True).start()
+                raise ArenaClosed(f"task {key} was cancelled (its coordinator stopped or left); "
+                                  "the arena and its bots are stopped")
+            if time.monotonic() > end:
+                fut.cancel()
+                raise ArenaClosed(f"no answer from the arena of {self.spec.key} within its deadline ({limit:.0f} s)")
 
     def _log_dir(self) -> Path:
-        if self.spec.log_dir is not None:
-            base = Path(self.spec.log_dir)
-        else:
-            base = Path(tempfile.gettempdir()) / "sevenrocks-logs" / self.spec.config.name
-        return base / f"worker-{os.getpid()}"
+        """This run's bot logs on this worker: its own folder, whatever the coordinator's paths are."""
+        return Path(tempfile.gettempdir()) / "sevenrocks-logs" / self.spec.key / f"worker-{os.getpid()}"
+
+    def new_logs(self) -> tuple[tuple[str, bytes], ...]:
+        """What the bots' logs (and sandbox.txt) gained since the last call: it travels home with a result.
+
+        At most :data:`LOG_CHUNK` bytes of a file per call, so a flooding bot cannot
+        make results huge; its log is capped by the sandbox's ``log_mb`` anyway."""
+        out = []
+        with self._log_lock:
+            for path in sorted(self.arena.log_dir.glob("*.txt")) + sorted(self.arena.log_dir.glob("*.log")):
+                try:
+                    size = path.stat().st_size
+                    start = self._shipped.get(path.name, 0)
+                    if size <= start and path.name in self._shipped:  # an empty file travels once
+                        continue
+                    with path.open("rb") as f:
+                        f.seek(start)
+                        data = f.read(LOG_CHUNK)
+                except OSError:
+                    continue
+                self._shipped[path.name] = start + len(data)
+                out.append((path.name, data))
+        return tuple(out)
 
     def play(self, task: MatchTask) -> MatchOutcome:
         """Play ``task`` on this worker's referee (blocks the calling task thread)."""
@@ -266,7 +408,7 @@ class WorkerArena:
         with self._lock:
             self.active += 1
         try:
-            result: list[Report] = self._call(self.arena.play_supervised(task))
+            result: list[Report] = self._call(self.arena.play_supervised(task, self.label))
         finally:
             with self._lock:
                 self.active -= 1
@@ -274,33 +416,74 @@ class WorkerArena:
         return result
 
     def close(self) -> None:
+        """Stop the bots and the referee; every task still waiting on the arena is released."""
         self.closed = True
         if self.loop.is_running():
             try:
-                self._call(self.arena.close(), 30)
+                fut = asyncio.run_coroutine_threadsafe(self.arena.close(), self.loop)
+                fut.result(30)
             except Exception:  # best effort: the bots got SIGTERM/SIGKILL in close() whatever happened
-                pass
+                for proc in list(self.arena.procs.values()):
+                    proc.kill()
+            self.loop.call_soon_threadsafe(_cancel_all, self.loop)
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
+        # The logs went home with the results; the worker keeps no copy to fill its disk.
+        shutil.rmtree(self.arena.log_dir, ignore_errors=True)
+
+
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel whatever still runs on a closing arena's loop (a match its referee did not end)."""
+    for t in asyncio.all_tasks(loop):
+        t.cancel()
 
 
 #: Arenas of this process (a Dask worker), by spec key.
 _ARENAS: dict[str, WorkerArena] = {}
 _ARENAS_LOCK = threading.Lock()
+#: Runs whose arena is being opened (by key): their other task threads wait on this lock.
+_OPENING: dict[str, threading.Lock] = {}
+#: Runs that ended (their plugin was removed): keys are unique per run, so this only grows by one per run.
+_ENDED: set[str] = set()
 
 
 def arena_for(spec: ArenaSpec) -> WorkerArena:
-    """This process's arena for ``spec``, started on first use (one per worker, not per task)."""
+    """This process's arena for ``spec``, started on first use (one per worker, not per task).
+
+    One thread opens a run's arena while that run's other threads wait for it; other
+    runs' arenas are not held up by it (a slow start of one event's bots must not
+    stall the next event's matches on the same worker). A run whose arena was closed
+    by its plugin (the run ended) gets no new one."""
     with _ARENAS_LOCK:
+        if spec.key in _ENDED:
+            raise ArenaClosed(f"run {spec.key} has ended on this worker")
         arena = _ARENAS.get(spec.key)
-        if arena is None:
-            arena = _ARENAS[spec.key] = WorkerArena(spec)
+        if arena is not None:
+            return arena
+        opening = _OPENING.setdefault(spec.key, threading.Lock())
+    with opening:
+        with _ARENAS_LOCK:
+            arena = _ARENAS.get(spec.key)
+            if arena is not None:
+                return arena
+        arena = WorkerArena(spec)
+        with _ARENAS_LOCK:
+            _OPENING.pop(spec.key, None)
+            ended = spec.key in _ENDED
+            if not ended:
+                _ARENAS[spec.key] = arena
+        if ended:  # the run ended while its arena opened
+            arena.close()
+            raise ArenaClosed(f"run {spec.key} has ended on this worker")
         return arena
 
 
-def close_arena(key: str) -> None:
+def close_arena(key: str, ended: bool = False) -> None:
+    """Close the arena of run ``key`` here; ``ended``: the run is over, no arena of it opens again."""
     with _ARENAS_LOCK:
         arena = _ARENAS.pop(key, None)
+        if ended:
+            _ENDED.add(key)
     if arena is not None:
         arena.close()
 
@@ -316,9 +499,21 @@ def play_task(task: MatchTask, spec: ArenaSpec) -> MatchOutcome:
     return arena_for(spec).play(task)
 
 
-def play_supervised_task(task: MatchTask, spec: ArenaSpec) -> list[Report]:
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """What a worker sends back for one match: what happened, and its bots' new log lines."""
+
+    reports: list[Report]
+    #: (file name, bytes appended since the worker's last result), for the coordinator's ``--out/logs``.
+    logs: tuple[tuple[str, bytes], ...] = ()
+    worker: str = ""
+
+
+def play_supervised_task(task: MatchTask, spec: ArenaSpec) -> TaskResult:
     """The Dask task of an event: play one match on this worker's supervised arena."""
-    return arena_for(spec).play_supervised(task)
+    arena = arena_for(spec)
+    reports = arena.play_supervised(task)
+    return TaskResult(reports, arena.new_logs(), arena.label)
 
 
 class ArenaPlugin(_PluginBase):
@@ -333,7 +528,7 @@ class ArenaPlugin(_PluginBase):
         pass
 
     async def teardown(self, worker: Any) -> None:
-        await asyncio.to_thread(close_arena, self.key)
+        await asyncio.to_thread(close_arena, self.key, True)
 
 
 def parse_cluster(address: str) -> tuple[int | None, str | None]:
@@ -370,6 +565,12 @@ class ClusterExecutor:
     prefetch: int = 2
     #: Files no bot may see (the event database), passed to every worker's sandbox.
     hidden: tuple[Path, ...] = ()
+    #: Told each worker admitted or left out (default: stderr).
+    say: Callable[[str], None] | None = None
+    #: Set while running: the admitted workers (tests and the live pages look at it).
+    roster: Roster | None = None
+    #: Log file -> the worker whose lines were appended to it last.
+    _log_source: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def _check(self) -> None:
         remote = [e.name for e in self.config.entrants if e.remote]
@@ -379,100 +580,204 @@ class ClusterExecutor:
                 "bot that dials in cannot reach them all; run this event without --cluster, "
                 "or give the entrant a command the workers can launch")
 
-    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
-        self._check()
+    async def connect(self) -> tuple[Any, Any]:
+        """A Dask client (asynchronous) and, for ``local:N``, the LocalCluster it talks to."""
         try:
             dd: Any = importlib.import_module("distributed")
         except ImportError:
-            raise ClusterError("--cluster needs Dask distributed: python3 -m pip install '.[cluster]' (from the project's folder)") from None
+            raise ClusterError("--cluster needs Dask distributed: python3 -m pip install '.[cluster]' "
+                               "(from the project's folder)") from None
         n_local, address = parse_cluster(self.address)
-        cluster: Any = None
-        client: Any = None
+        if n_local is not None:
+            cluster = await dd.LocalCluster(n_workers=n_local, threads_per_worker=self.concurrency,
+                                            processes=True, asynchronous=True, dashboard_address=None)
+            client = await dd.Client(cluster, asynchronous=True)
+            await client.wait_for_workers(n_local, timeout=WORKER_WAIT_S)
+            return client, cluster
+        client = dd.Client(address, asynchronous=True, timeout=f"{CONNECT_TIMEOUT_S}s")
         try:
-            if n_local is not None:
-                cluster = await dd.LocalCluster(n_workers=n_local, threads_per_worker=self.concurrency,
-                                                processes=True, asynchronous=True, dashboard_address=None)
-                client = await dd.Client(cluster, asynchronous=True)
-            else:
-                client = dd.Client(address, asynchronous=True, timeout=f"{CONNECT_TIMEOUT_S}s")
-                try:
-                    await client
-                except (OSError, TimeoutError) as e:
-                    raise ClusterError(
-                        f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s "
-                        f"({type(e).__name__}); start one there with `dask scheduler` and workers with "
-                        f"`dask worker {address}`") from None
-            await self._run_on(client, dd.as_completed, tasks, on_result)
-        finally:
-            if client is not None:
-                await client.close()
-            if cluster is not None:
-                await cluster.close()
+            await client
+        except (OSError, TimeoutError) as e:
+            raise ClusterError(
+                f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s "
+                f"({type(e).__name__}); start one there with `dask scheduler` and workers with "
+                f"`dask worker {address}`") from None
+        return client, None
 
-    async def _run_on(self, client: Any, as_completed: Any, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
+    async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
+        self._check()
+        client: Any = None
+        cluster: Any = None
+        try:
+            client, cluster = await self.connect()
+            with client_logs_quiet():
+                await self._run_on(client, tasks, on_result)
+        finally:
+            with client_logs_quiet():
+                await disconnect(client, cluster)
+
+    def _say(self, text: str) -> None:
+        if self.say is not None:
+            self.say(text)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    async def _run_on(self, client: Any, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         key = f"{re.sub(r'[^A-Za-z0-9_.-]', '_', self.config.name)}-{secrets.token_hex(4)}"
-        spec = ArenaSpec(key, self.config, str(self.log_dir) if self.log_dir is not None else None,
-                         tuple(str(h) for h in self.hidden))
+        store = SnapshotStore(snapshot_root())
+        shipments = tuple(plan(self.config, store, hidden=self.hidden))
+        archives = pack(store, (s.digest for s in shipments))
+        spec = ArenaSpec(key, self.config, tuple(str(h) for h in self.hidden), shipments)
+
+        async def ship(client: Any, workers: list[str]) -> dict[str, str | None]:
+            """The bots' snapshots to newly admitted workers, each copy checked there by its digest."""
+            done = await client.run(unpack, archives, workers=workers, on_error="return")
+            return {w: None if isinstance(done.get(w), list) else f"its copy of the bots failed: {done.get(w)}"
+                    for w in workers}
+
+        roster = self.roster = Roster(self.config, self._say, self.prefetch, on_admit=ship)
+        try:
+            await roster.wait_for_one(client, WORKER_WAIT_S)
+        except TimeoutError:
+            left = "".join(f"; {a} left out: {why}" for a, why in roster.refused.items())
+            raise ClusterError(f"the Dask cluster has no worker that may play this event after {WORKER_WAIT_S:g} s"
+                               f"{left}; start some with `dask worker tcp://SCHEDULER:8786 --nthreads 2`") from None
         await client.register_plugin(ArenaPlugin(key), name=f"sevenrocks-arena-{key}")
+        watch = asyncio.create_task(roster.watch(client))
         fresh = self.config.bots.fresh_process
         try:
-            slots = max(1, await _threads(client) * self.prefetch)
             batches = phases(tasks, fresh)
             batch = next(batches, None)
             while batch is not None:
-                await self._run_batch(client, as_completed, spec, slots, batch, on_result)
+                await self._run_batch(client, spec, roster, batch, on_result)
                 batch = next(batches, None)
                 if batch is not None and fresh != "never":
                     # Every worker's arena (referee and bots) is closed: the next batch starts fresh
                     # processes, so no bot process plays two matches of one duplicate group.
                     await client.run(_close_arena_soon, key, on_error="ignore")
         finally:
-            try:
-                await client.unregister_worker_plugin(f"sevenrocks-arena-{key}")
-            except Exception:  # workers gone already: their atexit hook closed the arenas
-                pass
+            watch.cancel()
+            await _quietly(watch)
+            # Workers gone already (or the scheduler): their atexit hook and lease close the arenas.
+            await _quietly(client.unregister_worker_plugin(f"sevenrocks-arena-{key}"), 10)
 
-    async def _run_batch(self, client: Any, as_completed: Any, spec: ArenaSpec, slots: int,
-                         tasks: Iterable[MatchTask], on_result: OnResult) -> None:
+    async def _run_batch(self, client: Any, spec: ArenaSpec, roster: Roster, tasks: Iterable[MatchTask],
+                         on_result: OnResult) -> None:
+        """Keep ``roster.slots`` matches submitted to the admitted workers; report each as it ends."""
         pending = iter(tasks)
-
         attempts: dict[str, int] = {}
         voids: dict[str, int] = {}
+        running: dict[asyncio.Future[Any], tuple[Any, MatchTask]] = {}
+        again: list[MatchTask] = []
 
-        def submit(task: MatchTask) -> Any:
+        def submit(task: MatchTask) -> None:
             n = attempts[task.match_id] = attempts.get(task.match_id, 0) + 1
-            again = f"-again{n}" if n > 1 else ""
-            return client.submit(play_supervised_task, task, spec, key=f"match-{spec.key}-{task.match_id}{again}",
-                                 pure=False, retries=self.retries)
+            suffix = f"-again{n}" if n > 1 else ""
+            future = client.submit(play_supervised_task, task, spec, key=f"match-{spec.key}-{task.match_id}{suffix}",
+                                   pure=False, retries=self.retries, workers=roster.workers,
+                                   allow_other_workers=False)
+            running[asyncio.ensure_future(future.result())] = (future, task)
 
-        first = [submit(t) for _, t in zip(range(slots), pending)]
-        if not first:
+        try:
+            await self._keep_running(submit, running, pending, again, roster, voids, on_result)
+        finally:  # stopped (Ctrl-C, a lost scheduler): the waits still open end here, quietly
+            for waiter in running:
+                waiter.cancel()
+            await _quietly(asyncio.gather(*running, return_exceptions=True), 5)
+
+    async def _keep_running(self, submit: Callable[[MatchTask], None],
+                            running: dict[asyncio.Future[Any], tuple[Any, MatchTask]],
+                            pending: Iterator[MatchTask], again: list[MatchTask], roster: Roster,
+                            voids: dict[str, int], on_result: OnResult) -> None:
+        while True:
+            while len(running) < max(1, roster.slots):
+                nxt = again.pop() if again else next(pending, None)
+                if nxt is None:
+                    break
+                submit(nxt)
+            if not running:
+                return
+            done, _ = await asyncio.wait(running, timeout=ROSTER_POLL_S, return_when=asyncio.FIRST_COMPLETED)
+            for waiter in done:
+                future, task = running.pop(waiter)
+                try:
+                    result: TaskResult = waiter.result()
+                except Exception as e:
+                    if _scheduler_lost(e):
+                        raise ClusterError(self._lost(task, e)) from None
+                    raise
+                finally:
+                    future.release()
+                self._bring_home(result)
+                for report in result.reports:
+                    on_result(report)
+                    if isinstance(report, Voided):  # an infrastructure fault: the match is played again
+                        check_voids(voids, report)
+                        again.append(report.task)
+
+    def _bring_home(self, result: TaskResult) -> None:
+        """Append a worker's new log lines to ``log_dir/<entrant>.log``, as a local event writes them.
+
+        A line names the worker whenever the lines of one file come from another worker
+        than the last ones did, so a crash can be traced to its machine."""
+        if self.log_dir is None or not result.logs:
             return
-        queue = as_completed(first, with_results=False)
-        async for future in queue:
-            reports: list[Report] = await future
-            future.release()
-            for report in reports:
-                on_result(report)
-                if isinstance(report, Voided):  # an infrastructure fault: the match is played again
-                    check_voids(voids, report)
-                    queue.add(submit(report.task))
-            nxt = next(pending, None)
-            if nxt is not None:
-                queue.add(submit(nxt))
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for name, data in result.logs:
+            with (self.log_dir / name).open("ab") as f:
+                if self._log_source.get(name) != result.worker:
+                    f.write(f"--- from worker {result.worker} ---\n".encode())
+                    self._log_source[name] = result.worker
+                f.write(data)
+
+    def _lost(self, task: MatchTask, e: BaseException) -> str:
+        why = " ".join(str(e).split()) or type(e).__name__
+        return (f"lost the Dask scheduler at {self.address} (match {task.match_id}: {why}); every match that "
+                "finished is stored: run the same command again to resume once the scheduler and workers are back")
+
+
+@contextlib.contextmanager
+def client_logs_quiet() -> Iterator[None]:
+    """Dask's own client-side log lines off while an event runs: a lost scheduler or worker
+    is reported once, in the coordinator's words, not as Dask's tracebacks on the console."""
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _scheduler_lost(e: BaseException) -> bool:
+    """Whether a task's wait failed because the coordinator lost its scheduler (not the task itself).
+
+    Dask cancels every future when the connection is lost (``FutureCancelledError``), or
+    a gather in progress fails with ``CommClosedError``; an exception the task raised
+    on its worker comes back as itself."""
+    try:
+        from distributed.comm.core import CommClosedError
+    except ImportError:
+        return False
+    return isinstance(e, (CancelledError, CommClosedError))
+
+
+async def disconnect(client: Any, cluster: Any) -> None:
+    """Close a client and its LocalCluster, whatever state the cluster is in."""
+    await _quietly(client.close() if client is not None else None)
+    await _quietly(cluster.close() if cluster is not None else None)
+
+
+async def _quietly(aw: Any, timeout: float = 30) -> None:
+    """Await a clean-up step; a cluster that is gone already cannot make it fail or hang the exit."""
+    if aw is None:
+        return
+    try:
+        await asyncio.wait_for(aw, timeout)
+    except (Exception, asyncio.CancelledError):
+        pass
 
 
 async def _close_arena_soon(key: str) -> None:
     """Run on every worker by ``client.run``: close its arena off the worker's event loop."""
     await asyncio.to_thread(close_arena, key)
-
-
-async def _threads(client: Any) -> int:
-    """Worker threads of the cluster now (at least one worker must have joined)."""
-    try:
-        await client.wait_for_workers(1, timeout=60)
-    except TimeoutError:
-        raise ClusterError("the Dask cluster has no workers after 60 s; start some with "
-                           "`dask worker tcp://SCHEDULER:8786 --nthreads 2`") from None
-    info = await client.scheduler.identity(n_workers=-1)
-    return sum(int(w.get("nthreads", 1)) for w in info.get("workers", {}).values()) or 1

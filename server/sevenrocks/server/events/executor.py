@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import itertools
 import secrets
+import socket
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -164,8 +165,9 @@ class LocalExecutor:
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         """Play ``tasks``; the bots stay up for the next call until :meth:`close` (or an error)."""
-        referee, sup, _sandbox = await self._open()
+        referee, sup, sandbox = await self._open()
         cfg = self.config
+        host = socket.gethostname()
         for name in self.withdrawn:  # withdrawn since the last round (run_event keeps the list)
             if name in sup.slots and not sup.slots[name].withdrawn:
                 sup.slots[name].withdrawn = "withdrawn earlier in the event"
@@ -179,7 +181,7 @@ class LocalExecutor:
             voids: dict[str, int] = {}
 
             async def play(task: MatchTask) -> None:
-                for report in await supervised_play(referee, sup, task):
+                for report in stamp(await supervised_play(referee, sup, task), host, sandbox.mode):
                     on_result(report)
                     if isinstance(report, Voided):
                         check_voids(voids, report)
@@ -290,6 +292,15 @@ async def supervised_play(referee: Any, sup: Any, task: MatchTask) -> list[Repor
     if verdict.fault_log:
         outcome = dataclasses.replace(outcome, fault_log=verdict.fault_log)
     return [*reports, outcome, *(Withdrawn(n, r) for n, r in verdict.withdrawn)]
+
+
+def stamp(reports: list[Report], worker: str, sandbox: str) -> list[Report]:
+    """Each finished match of ``reports`` marked with where and how it ran (stored with it, not in its record)."""
+    from sevenrocks.sdk.rules import engine_build
+
+    engine = engine_build()
+    return [dataclasses.replace(r, worker=worker, sandbox=sandbox, engine=engine) if isinstance(r, MatchOutcome)
+            else r for r in reports]
 
 
 def phases(tasks: Iterable[MatchTask], fresh: str) -> Iterator[Iterable[MatchTask]]:

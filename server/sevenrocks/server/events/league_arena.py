@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
+import socket
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import Entrant, EventConfig
-from .executor import OnResult, check_voids, phases, run_pool, supervised_play
+from .executor import OnResult, check_voids, phases, run_pool, stamp, supervised_play
 from .outcome import Skipped, Voided, Withdrawn
 from .schedule import MatchTask
 
@@ -150,7 +151,8 @@ class LeagueArena:
             if away:  # a remote entrant left after the round was planned: not played, never forfeited
                 on_result(Skipped(task))
                 return
-            for report in await supervised_play(self.referee, sup, task):
+            mode = self._sandbox.mode if self._sandbox is not None else ""
+            for report in stamp(await supervised_play(self.referee, sup, task), socket.gethostname(), mode):
                 on_result(report)
                 if isinstance(report, Voided):
                     check_voids(voids, report)
@@ -207,38 +209,19 @@ class LeagueCluster:
         self.executor.config = value
 
     async def open(self) -> None:
-        import importlib
-
-        from .cluster import CONNECT_TIMEOUT_S, ClusterError, parse_cluster
-
-        try:
-            dd: Any = importlib.import_module("distributed")
-        except ImportError:
-            raise ClusterError("--cluster needs Dask distributed: pip install 'sevenrocks[cluster]'") from None
-        self._as_completed = dd.as_completed
-        n_local, address = parse_cluster(self.executor.address)
-        if n_local is not None:
-            self._cluster = await dd.LocalCluster(n_workers=n_local, threads_per_worker=self.executor.concurrency,
-                                                  processes=True, asynchronous=True, dashboard_address=None)
-            self._client = await dd.Client(self._cluster, asynchronous=True)
-        else:
-            self._client = dd.Client(address, asynchronous=True, timeout=f"{CONNECT_TIMEOUT_S}s")
-            try:
-                await self._client
-            except (OSError, TimeoutError) as e:
-                raise ClusterError(f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT_S} s "
-                                   f"({type(e).__name__}); start one there with `dask scheduler`") from None
+        self._client, self._cluster = await self.executor.connect()
 
     async def run(self, tasks: Iterable[MatchTask], on_result: OnResult) -> None:
         if self._client is None:
             await self.open()
         self.executor._check()
-        await self.executor._run_on(self._client, self._as_completed, tasks, on_result)
+        from .cluster import client_logs_quiet
+
+        with client_logs_quiet():
+            await self.executor._run_on(self._client, tasks, on_result)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-        if self._cluster is not None:
-            await self._cluster.close()
-            self._cluster = None
+        from .cluster import disconnect
+
+        client, cluster, self._client, self._cluster = self._client, self._cluster, None, None
+        await disconnect(client, cluster)

@@ -36,6 +36,11 @@ class MatchOutcome:
     fault_log: str = ""
     #: When the offender's unanswered turn was sent (perf_counter, this machine), if its stream was lost.
     lost_turn_sent_at: float | None = None
+    #: Where and how it ran (stored with the match, not in its record): the cluster worker or this
+    #: host, the sandbox mode the bots actually had, the engine build (``compiled`` or ``pure``).
+    worker: str = ""
+    sandbox: str = ""
+    engine: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -146,6 +146,16 @@ MIGRATE_2_TO_3 = [
 ]
 
 
+#: Columns added to an existing database when it is opened (additive: the schema version stays,
+#: an older sevenrocks ignores them). Where and how each match ran: the cluster worker (or this
+#: host), the sandbox mode its bots actually had, the engine build that refereed it.
+ADDED_COLUMNS = [
+    ("matches", "worker", "TEXT"),
+    ("matches", "sandbox", "TEXT"),
+    ("matches", "engine", "TEXT"),
+]
+
+
 class StoreError(RuntimeError):
     """The database cannot be used as asked (another schema, another schedule, another writer)."""
 
@@ -342,6 +352,7 @@ class Store:
                 f"{self.path} has schema version {version}; this sevenrocks writes version "
                 f"{SCHEMA_VERSION}. Use a new database file (--db) or the matching sevenrocks."
             )
+        self._add_columns()
         if writer:
             bad = self.db.execute("PRAGMA quick_check").fetchone()[0]
             if bad != "ok":
@@ -371,6 +382,19 @@ class Store:
                              "writes an event database at a time: wait for it to finish or stop it "
                              "(its lock goes with it), or use another --db file") from None
         self._lock_fd = fd
+
+    def _add_columns(self) -> None:
+        """Add the :data:`ADDED_COLUMNS` a database made by an earlier sevenrocks lacks."""
+        for table, column, kind in ADDED_COLUMNS:
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                try:
+                    with self.transaction():
+                        self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                except sqlite3.OperationalError as e:
+                    # Another process added it meanwhile, or a read-only reader (it reads around them).
+                    if "duplicate column" not in str(e) and "readonly" not in str(e):
+                        raise
 
     def _schema_version(self) -> int | None:
         try:
@@ -705,14 +729,18 @@ class Store:
         t = outcome.task
         f = outcome.fault
         cur = self.db.execute(
-            "INSERT OR IGNORE INTO matches VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR IGNORE INTO matches (match_id, event_id, idx, deal, grp, seed, seats, status, reason, winner, "
+            "scores, ranks, rounds, fault_seat, fault_cause, fault_detail, decisions, duration_s, finished_at, "
+            "identities, fault_log, worker, sandbox, engine) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (t.match_id, t.event_id, t.index, t.deal, t.group, t.seed, json.dumps(list(t.seats)),
              outcome.reason, outcome.winner, json.dumps(list(outcome.scores)),
              json.dumps(list(outcome.ranks)), outcome.rounds,
              None if f is None else f.seat, None if f is None else f.cause.value, None if f is None else f.detail,
              json.dumps({str(k): [round(x, 3) for x in v] for k, v in outcome.decision_ms.items()}),
              outcome.duration_s, time.time(),
-             json.dumps(list(outcome.identities)) if outcome.identities else None, outcome.fault_log or None),
+             json.dumps(list(outcome.identities)) if outcome.identities else None, outcome.fault_log or None,
+             outcome.worker or None, outcome.sandbox or None, outcome.engine or None),
         )
         if cur.rowcount == 0:
             return False
@@ -757,6 +785,14 @@ class Store:
                 {int(k): v for k, v in json.loads(r[14]).items()},
             ))
         return out
+
+    def where_run(self, event_ids: Sequence[str] | None = None) -> dict[str, tuple[str | None, str | None, str | None]]:
+        """Match id -> (worker, sandbox mode, engine build) as stored (None where a match predates them)."""
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
+        if "worker" not in have:  # a database no writer of this sevenrocks has opened yet
+            return {mid: (None, None, None) for mid in self.match_ids(event_ids)}
+        sql = "SELECT m.match_id, m.worker, m.sandbox, m.engine FROM matches m" + _where(event_ids)
+        return {r[0]: (r[1], r[2], r[3]) for r in self.db.execute(sql, tuple(event_ids or ()))}
 
     def record(self, match_id: str) -> str | None:
         row = self.db.execute("SELECT lines FROM records WHERE match_id = ?", (match_id,)).fetchone()

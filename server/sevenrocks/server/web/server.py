@@ -38,6 +38,7 @@ from ..publish.replay import static_text, template
 from ..publish.site import STATIC_FILES, SitePages
 from ..referee.dealguard import DealGuard
 from ..referee.feed import FeedEntry, FeedHub
+from . import metrics
 from .live import public_steps
 
 COOKIE = "sevenrocks_viewer"
@@ -96,6 +97,7 @@ class LiveSite:
         r.add_get("/records/{file}.jsonl", self._record)
         r.add_get("/data/matches-{k:[0-9]+}.js", self._chunk)
         r.add_get("/static/{name}", self._static)
+        r.add_get("/metrics", metrics.handler(store, lambda: len(self.running())))
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -1,0 +1,200 @@
+"""Which Dask workers may play an event's matches, and with how many threads.
+
+Why: a cluster is a set of machines the coordinator does not control. A worker
+with another sevenrocks, another engine build or another protocol would play
+other rules (or the same rules other code) under the event's name; a worker that
+cannot give the sandbox the event asks for would run untrusted bots less
+contained than the operator chose. So every worker is asked, when it first
+appears, what it is (:func:`worker_facts`, run on the worker), and is admitted or
+left out with one warning that says why (:func:`refusal`). The :class:`Roster`
+keeps asking while the event runs: workers that join are admitted and add their
+threads to the matches in flight, workers that leave take theirs away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib.metadata
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .config import EventConfig
+
+#: How often the roster asks the scheduler which workers are there.
+ROSTER_POLL_S = 2.0
+#: At the start, how long to wait for every worker present to be admitted once one is.
+SETTLE_S = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerFacts:
+    """What a machine runs: compared with the coordinator's before it plays a match."""
+
+    host: str
+    #: The installed sevenrocks distribution's version.
+    version: str
+    #: ``compiled`` or ``pure`` (:func:`sevenrocks.sdk.rules.engine_build`).
+    engine: str
+    #: The bot protocol the referee speaks.
+    protocol: int
+    #: The sandbox mode this machine gives the event's settings (``bwrap``, ``rlimits``, ``off``),
+    #: or "" when it cannot give the mode asked for (then ``problem`` says why).
+    sandbox: str = ""
+    problem: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+def installed_version() -> str:
+    try:
+        return importlib.metadata.version("sevenrocks")
+    except importlib.metadata.PackageNotFoundError:  # a source tree on PYTHONPATH
+        return "unknown"
+
+
+def worker_facts(config: EventConfig | None = None) -> WorkerFacts:
+    """This machine's facts; with ``config``, the sandbox mode it gives that event's bots.
+
+    The sandbox is opened and closed at once, exactly as an arena opens it, so the
+    mode named is the one the bots will get (``auto`` becomes ``bwrap`` or ``rlimits``
+    here, as it would locally)."""
+    from sevenrocks.sdk.rules import engine_build
+
+    from ..referee import PROTOCOL_VERSION
+
+    facts = WorkerFacts(socket.gethostname(), installed_version(), engine_build(), PROTOCOL_VERSION)
+    if config is None:
+        return facts
+    from ..sandbox.sandbox import Sandbox, SandboxError
+
+    try:
+        box = Sandbox(config.sandbox, ())
+    except SandboxError as e:
+        return dataclasses.replace(facts, problem=str(e))
+    try:
+        return dataclasses.replace(facts, sandbox=box.mode, warnings=tuple(box.warnings))
+    finally:
+        box.close()
+
+
+async def _facts_on_worker(config: EventConfig) -> WorkerFacts:
+    """Run by ``client.run`` on a worker: its facts, off the worker's event loop."""
+    return await asyncio.to_thread(worker_facts, config)
+
+
+def refusal(mine: WorkerFacts, theirs: WorkerFacts) -> str | None:
+    """Why a worker with ``theirs`` may not play the coordinator's (``mine``) event, or None."""
+    for what, a, b in (("sevenrocks version", mine.version, theirs.version),
+                       ("engine build", mine.engine, theirs.engine),
+                       ("bot protocol", str(mine.protocol), str(theirs.protocol))):
+        if a != b:
+            return (f"its {what} is {b}, the coordinator's is {a}; install the same sevenrocks there "
+                    "(docs/scale.md: what each machine needs)")
+    if not theirs.sandbox:
+        return f"it cannot give the sandbox the event asks for: {theirs.problem}"
+    return None
+
+
+@dataclass
+class Roster:
+    """The workers admitted to an event, kept current while it runs.
+
+    ``say`` is told each refusal and each worker's sandbox once. ``slots`` is the
+    matches to keep submitted: ``prefetch`` per thread of the admitted workers now
+    present, so matches in flight grow and shrink with the cluster.
+    """
+
+    config: EventConfig
+    say: Callable[[str], None]
+    prefetch: int = 2
+    #: Address -> (facts, threads) of each admitted worker present.
+    admitted: dict[str, tuple[WorkerFacts, int]] = dataclasses.field(default_factory=dict)
+    #: Address -> why it was left out (asked once per address).
+    refused: dict[str, str] = dataclasses.field(default_factory=dict)
+    #: Called with the client and the newly admitted workers before they get a match (the bots' files go
+    #: there); answers, per worker, why it must be left out after all (None: it is ready).
+    on_admit: Callable[[Any, list[str]], Awaitable[dict[str, str | None]]] | None = None
+    #: The workers the scheduler knows now.
+    present: set[str] = dataclasses.field(default_factory=set)
+    _mine: WorkerFacts | None = None
+
+    @property
+    def slots(self) -> int:
+        return self.prefetch * sum(n for _f, n in self.admitted.values())
+
+    @property
+    def workers(self) -> list[str]:
+        return sorted(self.admitted)
+
+    async def refresh(self, client: Any) -> None:
+        """Ask the scheduler which workers are there; admit the new ones that qualify."""
+        if self._mine is None:
+            self._mine = await asyncio.to_thread(worker_facts)
+        info = await client.scheduler.identity(n_workers=-1)
+        present = {addr: int(w.get("nthreads", 1)) for addr, w in info.get("workers", {}).items()}
+        self.present = set(present)
+        for gone in set(self.admitted) - set(present):
+            del self.admitted[gone]
+        new = [a for a in present if a not in self.admitted and a not in self.refused]
+        if not new:
+            return
+        answers = await client.run(_facts_on_worker, self.config, workers=new, on_error="return")
+        admit: list[str] = []
+        for addr in new:
+            facts = answers.get(addr)
+            if facts is None or isinstance(facts, (OSError, asyncio.TimeoutError)):
+                continue  # gone meanwhile, or not answering yet: asked again next time
+            why: str | None
+            if not isinstance(facts, WorkerFacts):  # it could not even run the check: another sevenrocks
+                why = (f"it cannot run this sevenrocks's check ({type(facts).__name__}: {facts}); install the "
+                       f"coordinator's sevenrocks {self._mine.version} there (docs/scale.md)")
+            else:
+                why = refusal(self._mine, facts)
+            if why is not None:
+                self.refused[addr] = why
+                host = facts.host if isinstance(facts, WorkerFacts) else "?"
+                self.say(f"warning: worker {addr} ({host}) is left out of event {self.config.name!r}: {why}")
+                continue
+            admit.append(addr)
+            self.admitted[addr] = (facts, present[addr])
+            extra = "".join(f"; warning: {w}" for w in facts.warnings)
+            self.say(f"worker {addr} ({facts.host}, {facts.engine} engine) plays with sandbox {facts.sandbox}{extra}")
+        if admit and self.on_admit is not None:
+            ready: dict[str, str | None] = {}
+            try:
+                ready = await self.on_admit(client, admit)
+            finally:
+                for addr in admit:
+                    if addr not in ready:  # not answered (or the call failed): asked again next time
+                        self.admitted.pop(addr, None)
+            for addr, why in ready.items():
+                if why is not None:
+                    self.admitted.pop(addr, None)
+                    self.refused[addr] = why
+                    self.say(f"warning: worker {addr} is left out of event {self.config.name!r}: {why}")
+
+    async def wait_for_one(self, client: Any, timeout_s: float) -> None:
+        """Until at least one worker is admitted (raises TimeoutError after ``timeout_s``), and then
+        until every worker present is admitted or left out (at most :data:`SETTLE_S` more), so that
+        the first matches, which stay on the workers admitted when they are submitted, spread."""
+        async with asyncio.timeout(timeout_s):
+            while True:
+                await self.refresh(client)
+                if self.admitted:
+                    break
+                await asyncio.sleep(0.5)
+        end = asyncio.get_running_loop().time() + SETTLE_S
+        while self.present - set(self.admitted) - set(self.refused) and asyncio.get_running_loop().time() < end:
+            await asyncio.sleep(0.5)
+            await self.refresh(client)
+
+    async def watch(self, client: Any) -> None:
+        """Refresh every :data:`ROSTER_POLL_S` until cancelled (a lost scheduler ends it quietly)."""
+        while True:
+            await asyncio.sleep(ROSTER_POLL_S)
+            try:
+                await self.refresh(client)
+            except (OSError, asyncio.TimeoutError):
+                return  # the run's own waits report the lost scheduler
