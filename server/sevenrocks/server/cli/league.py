@@ -225,12 +225,15 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
     game.on_round_end = ended
     host, port = web
     token = viewer_token(host, token)
-    site = LiveSite(lambda: referees[0].feed if referees else None, game.store, name, guard, token, logs,
-                    lambda: game.store.done_ids(name).__len__())
+    # The site answers on a thread of its own (web/webloop.py): what it calls reads the database
+    # through that thread's own read-only connection (site.reader), never game.store.
+    site = LiveSite(lambda: referees[0].feed if referees else None, game.store, name, guard, token, logs)
     secret = league_secret(game.store, name)
 
     def tokens() -> dict[str, str]:
-        bases = {r.base for r in game.store.league_entrants(name)}
+        reader = site.reader()
+        assert reader is not None
+        bases = {r.base for r in reader.league_entrants(name)}
         out = {author_token(secret, b): b for b in bases}
         out.update({e.token: e.name for e in game.config.entrants if e.token})
         return out

@@ -8,6 +8,11 @@ log — nothing of any other bot. A remote entrant's token is the one it connect
 with; a launched entrant's *author token* is derived from a secret kept in the
 league's database (:func:`author_token`) and written for the organiser to hand out.
 
+Bounded: the page asks the database for each version's newest matches only
+(:meth:`~..events.store.Store.seat_matches`, served by an index on each seat), never
+for the league's whole history, and ``?before=N`` pages back through older ones.
+It runs on the live site's own thread with that thread's read-only connection.
+
 Nothing hidden from a match still in play: the match list holds only the matches
 the site's deal guard shows, and the log is served only up to where it stood at the
 end of the last finished round (a bot's log holds the hands it was dealt, which
@@ -26,6 +31,7 @@ from pathlib import Path
 from aiohttp import web
 
 from ..events.store import Store, StoredMatch
+from .webloop import Readers
 
 #: How many of a version's newest matches, and lines of its log, the page shows.
 NEWEST = 30
@@ -53,7 +59,9 @@ class AuthorPages:
 
     def __init__(self, store: Store, event: str, log_dir: Path, tokens: Callable[[], dict[str, str]],
                  visible: Callable[[StoredMatch], bool], log_limit: Callable[[str], int | None]) -> None:
-        self.store = store
+        """``store``: the event's database (only its path is used: each thread that serves opens its own
+        read-only connection); ``tokens`` and ``visible`` are called on the web thread."""
+        self.readers = Readers(store.path)
         self.event = event
         self.log_dir = log_dir
         #: token -> entrant (its [[entrants]] name): remote tokens and author tokens.
@@ -78,8 +86,11 @@ class AuthorPages:
         if base is None:
             return web.Response(status=401, text="This page needs an entrant's token: open /author/?token=... "
                                                  "with the token the organiser gave you.\n")
-        versions = [r.name for r in self.store.league_entrants(self.event) if r.base == base]
-        return web.Response(text=self.render(base, versions), content_type="text/html",
+        store = self.readers()
+        versions = [r.name for r in store.league_entrants(self.event) if r.base == base]
+        before = request.query.get("before", "")
+        return web.Response(text=self.render(store, base, versions, int(before) if before.isdigit() else None,
+                                             request.query.get("token")), content_type="text/html",
                             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
 
     def log_tail(self, version: str) -> str:
@@ -93,22 +104,45 @@ class AuthorPages:
             data = f.read(limit - start)
         return "\n".join(data.decode("utf-8", "replace").splitlines()[-LOG_LINES:])
 
-    def render(self, base: str, versions: list[str]) -> str:
-        mine = set(versions)
-        matches = [m for m in self.store.matches([self.event]) if mine & set(m.seats) and self.visible(m)]
+    def newest(self, store: Store, version: str, before: int | None) -> list[StoredMatch]:
+        """``version``'s newest shown matches below schedule index ``before``, newest first (at most NEWEST).
+
+        Read a page at a time from the seat indexes: the matches the deal guard
+        still hides are the round in play, so this stops after a page or two.
+        """
+        out: list[StoredMatch] = []
+        while len(out) < NEWEST:
+            page = store.seat_matches(self.event, version, before, NEWEST)
+            out += [m for m in page if self.visible(m)][: NEWEST - len(out)]
+            if len(page) < NEWEST:
+                break
+            before = page[-1].index
+        return out
+
+    def render(self, store: Store, base: str, versions: list[str], before: int | None = None,
+               token: str | None = None) -> str:
         parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>",
                  f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions))}</p>"]
+        oldest: int | None = None
         for version in reversed(versions):
-            own = [m for m in matches if version in m.seats][-NEWEST:]
-            parts.append(f"<h2>{html.escape(version)}: newest {len(own)} matches</h2><table>"
+            own = self.newest(store, version, before)
+            if len(own) == NEWEST:
+                oldest = own[-1].index if oldest is None else max(oldest, own[-1].index)
+            where = "newest" if before is None else f"before match index {before}:"
+            parts.append(f"<h2>{html.escape(version)}: {where} {len(own)} matches</h2><table>"
                          "<tr><th>match</th><th>seats</th><th>scores</th><th>end</th><th>fault</th></tr>")
-            for m in reversed(own):
+            for m in own:
                 fault = "" if m.fault is None else f"{m.seats[m.fault.seat]}: {m.fault.cause.value} {m.fault.detail}"
                 parts.append(f"<tr><td>{html.escape(m.match_id)}</td><td>{html.escape(' '.join(m.seats))}</td>"
                              f"<td>{html.escape(str(list(m.scores)))}</td><td>{html.escape(m.reason)}</td>"
                              f"<td>{html.escape(fault)}</td></tr>")
             parts.append("</table>")
+            if before is not None:
+                continue  # an older page: the log is the newest page's
             tail = self.log_tail(version)
             parts.append(f"<h3>the end of {html.escape(version)}'s log (as of the last finished round)</h3>"
                          f"<pre>{html.escape(tail) or '(nothing yet)'}</pre>")
+        if oldest is not None:
+            query = f"before={oldest}" + (f"&token={html.escape(token)}" if token else "")
+            parts.append(f"<p><a href='?{query}'>older matches</a></p>")
         return "\n".join(parts)
