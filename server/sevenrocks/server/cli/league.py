@@ -26,6 +26,7 @@ from ..referee.dealguard import DealGuard
 from ..sandbox.launch import LaunchError
 from ..sandbox.sandbox import MODES, SandboxError
 from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
+from .ports import listening
 
 
 @click.command("league")
@@ -86,7 +87,8 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
     with store:
         game = League(config_path, config, settings, store, _NoExecutor(), say, final)
         try:
-            _run(game, out_dir, db_path, cluster, listen, tls, web, web_token, quiet)
+            with listening("--listen", listen):
+                _run(game, out_dir, db_path, cluster, listen, tls, web, web_token, quiet)
         except Interrupted as e:
             _publish(store, config, out_dir, db_path, None, site=False)  # a stop is prompt: the standings only
             done = sum(1 for _ in store.results([config.name]))
@@ -243,7 +245,8 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
     listing = logs.parent / "author-tokens.txt"
     listing.write_text("".join(f"{b} {author_token(secret, b)}\n" for b in sorted({e.name for e in game.config.entrants})))
     listing.chmod(0o600)
-    bound = await site.start(host, port)
+    with listening("--web", f"{host}:{port}"):
+        bound = await site.start(host, port)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"live pages at {viewer_url(host, bound, token)}; authors open http://{shown}:{bound}/author/"
                f"?token=... with their token (listed in {listing})", err=True)
