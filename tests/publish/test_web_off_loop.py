@@ -168,3 +168,20 @@ def test_the_author_query_reads_the_seat_indexes_and_pages_back(site_db: Path, t
         for k in range(4):
             assert f"USING INDEX matches_seat{k}" in plans[0], plans[0]
         assert "SCAN m" not in " ".join(plans) and "SCAN matches" not in " ".join(plans), plans
+
+
+def test_the_sites_reader_reads_any_file_name_and_never_writes(site_db: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    odd = tmp_path / "a ?#% b" / "site.db"
+    odd.parent.mkdir()
+    odd.write_bytes(site_db.read_bytes())
+    with Store(odd, writer=True) as writer:
+        reader = Store.reader(odd)
+        try:
+            assert len(reader.matches()) == len(writer.matches()) == 12
+            with pytest.raises(sqlite3.OperationalError):
+                reader.db.execute("DELETE FROM matches")
+        finally:
+            reader.close()
+        assert len(writer.matches()) == 12

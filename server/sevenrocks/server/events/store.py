@@ -17,6 +17,7 @@ import os
 import socket
 import sqlite3
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -339,7 +340,8 @@ class Store:
         self.path = Path(path)
         self._lock_fd = None
         try:
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, isolation_level=None, timeout=30.0)
+            uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+            self.db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
             self.db.execute("PRAGMA query_only=ON")
         except sqlite3.Error as e:
             raise StoreError(explain(e, self.path)) from None
