@@ -41,7 +41,7 @@ def bind_failure(e: BaseException) -> str | None:
 
 
 def probe(address: str) -> None:
-    """Bind ``HOST:PORT`` once and let it go (raises the bind's OSError); port 0 and unknown hosts pass."""
+    """Bind ``HOST:PORT`` once and let it go; raises the OSError only when the port is in use."""
     host, _, port = address.rpartition(":")
     if not port.isdigit() or int(port) == 0:
         return
@@ -51,10 +51,16 @@ def probe(address: str) -> None:
     except socket.gaierror:
         return  # the server says what is wrong with the name
     for family, kind, proto, _, where in infos:
-        with socket.socket(family, kind, proto) as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a closed connection's TIME_WAIT is no user
-            s.bind(where)
-            s.listen(1)
+        try:
+            with socket.socket(family, kind, proto) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a closed connection's TIME_WAIT is no user
+                s.bind(where)
+                s.listen(1)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise
+            # Anything else (say, "localhost" naming ::1 on a host without IPv6) is the server's to judge:
+            # it may listen on the name's other addresses.
 
 
 @contextmanager
