@@ -185,3 +185,27 @@ def test_the_sites_reader_reads_any_file_name_and_never_writes(site_db: Path, tm
         finally:
             reader.close()
         assert len(writer.matches()) == 12
+
+
+def test_the_author_page_shows_the_newest_shown_matches_and_pages_back(site_db: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from sevenrocks.server.web import author
+    from sevenrocks.server.web.author import AuthorPages
+
+    monkeypatch.setattr(author, "NEWEST", 3)
+    with Store(site_db) as store:
+        mine = [m for m in reversed(store.matches(["site"])) if "greedy" in m.seats]
+        hidden = {mine[0].match_id, mine[2].match_id}  # the deal guard still hides these two
+        pages = AuthorPages(store, "site", tmp_path, dict, lambda m: m.match_id not in hidden, lambda v: None)
+        shown = [m for m in mine if m.match_id not in hidden]
+        reader = Store.reader(site_db)
+        try:
+            first = pages.render(reader, "greedy", ["greedy"], token="tok")
+            assert [m.match_id for m in shown[:3]] == re.findall(r"<tr><td>([^<]+)</td>", first)
+            assert not hidden & set(re.findall(r"<tr><td>([^<]+)</td>", first))
+            link = re.search(r"href='\?before=(\d+)&token=tok'", first)
+            assert link is not None and int(link[1]) == shown[2].index
+            older = pages.render(reader, "greedy", ["greedy"], before=int(link[1]))
+            assert [m.match_id for m in shown[3:6]] == re.findall(r"<tr><td>([^<]+)</td>", older)
+        finally:
+            reader.close()
