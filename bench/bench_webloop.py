@@ -159,9 +159,11 @@ def run_once(tree: Path, seeded: Path, tmp: Path, load: str, matches: int, clien
     base = f"http://127.0.0.1:{port}"
     tokens = work / "out" / "author-tokens.txt"
     deadline = time.monotonic() + 120
-    while not tokens.exists() and proc.poll() is None and time.monotonic() < deadline:
+    words: list[str] = []
+    while len(words) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
-    token = tokens.read_text().split()[1] if tokens.exists() else ""
+        words = tokens.read_text().split() if tokens.exists() else []  # (it may be half written)
+    token = words[1] if len(words) >= 2 else ""
     urls = {"idle": [], "author": [f"{base}/author/?token={token}"],
             "site": [f"{base}/index.html", f"{base}/matches.html", f"{base}/bots.html"]}[load]
     started = time.monotonic()
