@@ -108,6 +108,7 @@ def test_every_command_of_the_readme_runs_on_the_plain_install(plain_venv: Path,
                   "--round", "1"]),
         ("loadtest", ["sevenrocks", "loadtest", "--matches", "12", "--concurrency", "12"]),
         ("league", ["sevenrocks", "league", "lg.toml", "--db", "lg.db", "--out", "lg/"]),
+        ("tls", ["sevenrocks", "tls", "localhost", "127.0.0.1", "--out", "tls/"]),
     ]
     assert {name for name, _ in runs} | {"serve"} == readme_commands()
     failed = []

@@ -4,8 +4,11 @@ The client opens one stream to the referee, keeps one :class:`SeatView` per
 (match, seat) fed from the referee's messages, and asks the bot to move whenever a
 TurnRequest arrives. Sync bots run in a worker thread so the stream stays alive
 while they think; async bots are awaited. Any number of seats share the stream.
-Transient network errors reconnect with backoff; a Goodbye from the referee, or
-SIGTERM, ends the program cleanly.
+Transient network errors reconnect with backoff, counting the attempts; a mistake
+no retry can mend (a refused token, plaintext against a TLS port, a certificate that
+does not name the address dialled: see :mod:`.diagnose`) raises :class:`ClientError`
+with one line saying which; a Goodbye from the referee, or SIGTERM, ends the program
+cleanly.
 
 Configuration comes from the environment (what ``sevenrocks match`` and the
 tournament runner set) or from flags::
@@ -31,12 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import grpc
+# gRPC core logs every failed TLS handshake itself (at INFO, without saying which peer): a
+# second, cryptic line beside the client's own one-line reason. Its documented default is
+# ERROR; it must be set before grpc loads. An explicit GRPC_VERBOSITY still wins.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+import grpc  # noqa: E402
 
 from sevenrocks.v1 import referee_pb2 as pb
 from sevenrocks.v1 import referee_pb2_grpc as pb_grpc
 
 from .bot import AsyncBot, Bot
+from .diagnose import diagnose
 from .convert import hands_of, leader_by_of, move_of, placement_msg, ruleset_of, tile_of
 from .rules import Move
 from .view import SeatView
@@ -71,6 +79,8 @@ class Settings:
     max_seats: int = 0
     #: Give up after this long without reaching the referee, in seconds.
     give_up_after: float = 60.0
+    #: Where ``tls_ca`` was read from, for messages.
+    tls_ca_name: str = "--tls-ca"
 
 
 def bot_arguments(prog: str | None = None) -> argparse.ArgumentParser:
@@ -114,7 +124,8 @@ def settings_from(
             ca = Path(ca_path).read_bytes()
         except OSError as e:
             raise ClientError(f"cannot read the TLS CA certificate {ca_path}: {e.strerror}") from None
-    return Settings(ref, tok, entrant or flags.entrant or env.get("SEVENROCKS_ENTRANT", ""), ca, max_seats, give_up_after)
+    return Settings(ref, tok, entrant or flags.entrant or env.get("SEVENROCKS_ENTRANT", ""), ca, max_seats, give_up_after,
+                    str(ca_path) if ca_path else "--tls-ca")
 
 
 Threads = Literal["auto", "always", "never"]
@@ -207,6 +218,7 @@ class Client:
         backoff = 0.05
         last_ok = time.monotonic()
         last_error = ""
+        attempt = 0
         while True:
             try:
                 async with self._channel() as channel:
@@ -218,19 +230,23 @@ class Client:
                 if self._goodbye is not None:
                     return self._goodbye
                 last_error = f"{code.name}: {e.details()}"
+                if code == grpc.StatusCode.UNAVAILABLE and not self.session_id:
+                    await self._stop_if_permanent()
+                attempt += 1
                 if code == grpc.StatusCode.ALREADY_EXISTS:
                     # The token's stream is still open: this bot's own lost stream the referee
                     # has not yet dropped (it will), or another process holding the token.
                     log.warning("the referee refused a second stream for this token (ALREADY_EXISTS: %s); retrying",
                                 e.details())
                 else:
-                    log.warning("connection to %s lost (%s: %s); reconnecting",
-                                self.settings.referee, code.name, e.details())
+                    log.warning("connection to %s lost (%s: %s); reconnecting (attempt %d, in %.2g s)",
+                                self.settings.referee, code.name, e.details(), attempt + 1, backoff)
             if self._goodbye is not None:
                 return self._goodbye
             if self.session_id:
                 last_ok = time.monotonic()
                 backoff = 0.05
+                attempt = 0
                 self.session_id = ""
             if time.monotonic() - last_ok > self.settings.give_up_after:
                 raise ClientError(f"could not reach the referee at {self.settings.referee} "
@@ -239,6 +255,16 @@ class Client:
             self._reset()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, 5.0)
+
+    async def _stop_if_permanent(self) -> None:
+        """Raise :class:`ClientError` with the reason if reconnecting can never work (see :mod:`.diagnose`).
+
+        gRPC reports a plaintext bot at a TLS port, a certificate for other names and a
+        referee that is restarting alike (UNAVAILABLE), so the address is probed directly."""
+        s = self.settings
+        why = await asyncio.to_thread(diagnose, s.referee, s.tls_ca, s.tls_ca_name, log.debug)
+        if why is not None:
+            raise ClientError(why)
 
     def _reset(self) -> None:
         """Forget the seats of a lost stream: the referee has adjudicated them already."""

@@ -7,16 +7,23 @@ that ``sevenrocks verify`` does not import gRPC and every command starts fast.
 from __future__ import annotations
 
 import importlib
+import os
 import importlib.util
 from typing import Any
 
 import click
+
+# gRPC core logs each failed TLS handshake (a plaintext bot at a TLS port: one per retry) at
+# INFO with no peer address; the referee logs its own refusals, one line per peer. ERROR is
+# gRPC's documented default; it must be set before grpc loads. GRPC_VERBOSITY=INFO shows them.
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
 
 #: Subcommand name -> (module, attribute, one-line help). Add a line to add a command.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("sevenrocks.server.cli.simulate", "simulate", "Play matches in process between built-in policies."),
     "verify": ("sevenrocks.server.cli.verify", "verify", "Replay match records through the engine and report discrepancies."),
     "serve": ("sevenrocks.server.cli.serve", "serve", "Run a gRPC referee that remote bots connect to."),
+    "tls": ("sevenrocks.server.cli.tls", "tls", "Make a CA and a referee certificate naming the hosts bots dial."),
     "match": ("sevenrocks.server.cli.match", "match", "Play one match over gRPC between bot commands."),
     "tournament": ("sevenrocks.server.cli.tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
     "league": ("sevenrocks.server.cli.league", "league", "Play a league until stopped; entrants join, change and leave while it runs."),

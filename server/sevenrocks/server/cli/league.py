@@ -40,8 +40,9 @@ from .ports import listening
 @click.option("--concurrency", type=click.IntRange(min=1), default=None, help="Matches played at once.")
 @click.option("--cluster", metavar="ADDRESS", default=None,
               help="Play the matches on Dask workers (local:N or tcp://HOST:8786; docs/scale.md).")
-@click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
-              help="Where the referee listens; 0.0.0.0:PORT for remote entrants on other machines.")
+@click.option("--listen", default=None, metavar="HOST:PORT",
+              help="Where the referee listens; 0.0.0.0:PORT for remote entrants on other machines. "
+                   "Default: where this league listened last (kept in --db), else 127.0.0.1 on a free port.")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="PEM certificate chain; with --tls-key the referee serves TLS.")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -53,7 +54,7 @@ from .ports import listening
 @click.option("--web-token", default=None, help="The viewer token for --web (default: none on loopback, else a new one).")
 @click.option("--quiet", is_flag=True, help="Only field changes, errors and the final lines.")
 def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, concurrency: int | None,
-           cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None, sandbox_mode: str | None,
+           cluster: str | None, listen: str | None, tls_cert: Path | None, tls_key: Path | None, sandbox_mode: str | None,
            web_addr: str | None, web_token: str | None, quiet: bool) -> None:
     """Play a league continuously until stopped; entrants may join, change and leave while it runs.
 
@@ -69,6 +70,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
     \b
     Examples:
       sevenrocks league examples/league.toml --db league.db --web 127.0.0.1:8080
+      sevenrocks league league.toml --listen 0.0.0.0:50051 --tls-cert tls/cert.pem --tls-key tls/key.pem
       kill -HUP <pid>                                   # re-read the config now
       sevenrocks league examples/league.toml --db league.db --final 40
       sevenrocks publish --db league.db --out site/     # the same site, from the database
@@ -86,9 +88,14 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
     say = (lambda text: click.echo(text, err=True))
     with store:
         game = League(config_path, config, settings, store, _NoExecutor(), say, final)
+        kept = store.league_listen(config.name) if listen is None else None
         try:
-            with listening("--listen", listen):
-                _run(game, out_dir, db_path, cluster, listen, tls, web, web_token, quiet)
+            address = listen or kept or "127.0.0.1:0"
+            remedy = None if kept is None else (
+                f"{kept} is where this league listened last (kept in {db_path}, so remote entrants need not change "
+                "their address); free it, or pass --listen 127.0.0.1:0 for a new port")
+            with listening("--listen", address, remedy):
+                _run(game, out_dir, db_path, cluster, address, tls, web, web_token, quiet)
         except Interrupted as e:
             _publish(store, config, out_dir, db_path, None, site=False)  # a stop is prompt: the standings only
             done = sum(1 for _ in store.results([config.name]))
@@ -101,6 +108,12 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
             raise BadInput(explain(e, db_path)) from None
         except (SandboxError, EntrantsUnreachable, LaunchError, TooManyVoids) as e:
             raise click.ClickException(str(e)) from None
+        except (OSError, RuntimeError) as e:  # gRPC raises RuntimeError("Failed to bind to address ...")
+            if kept is None or not any(w in str(e) for w in ("cannot listen", "Failed to bind")):
+                raise
+            raise click.ClickException(f"{e}: {kept} is where this league listened last (kept in {db_path}, so "
+                                       "remote entrants need not change their address); free it, or pass "
+                                       "--listen 127.0.0.1:0 for a new port") from None
         _publish(store, config, out_dir, db_path, game.final_standings)
     if game.final_standings is not None:
         click.echo("\n".join(game.final_standings.lines()))
@@ -145,8 +158,13 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
         else:
             from ..events.league_arena import LeagueArena
 
+            def opened(referee: Any) -> None:
+                referees.append(referee)
+                # Kept with the league: the next run listens here again unless --listen says otherwise.
+                game.store.keep_league_listen(config.name, f"{listen.rpartition(':')[0]}:{arena.port}")
+
             arena = LeagueArena(config, logs, config.concurrency, listen, game.say, tls,
-                                os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, referees.append,
+                                os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, opened,
                                 harness_files(db_path, out_dir), game.say, guard=guard)
 
             async def to_arena(entrants: Sequence[Entrant]) -> None:

@@ -64,8 +64,10 @@ def probe(address: str) -> None:
 
 
 @contextmanager
-def listening(option: str, address: str) -> Iterator[None]:
-    """Run the block that listens on ``address`` (given as ``option``); a failed bind becomes one line."""
+def listening(option: str, address: str, remedy: str | None = None) -> Iterator[None]:
+    """Run the block that listens on ``address`` (given as ``option``); a failed bind becomes one line.
+
+    ``remedy``: what the user should do, when it is not simply another port for ``option``."""
     try:
         probe(address)
         yield
@@ -73,6 +75,6 @@ def listening(option: str, address: str) -> Iterator[None]:
         why = bind_failure(e)
         if why is None:
             raise
-        raise click.ClickException(
-            f"{option} {address}: that address {why}; give {option} another port (port 0 picks a free one), "
-            "or stop the program that holds it") from None
+        remedy = remedy or (f"give {option} another port (port 0 picks a free one), or stop the program that "
+                            "holds it")
+        raise click.ClickException(f"{option} {address}: that address {why}; {remedy}") from None

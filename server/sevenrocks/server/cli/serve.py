@@ -149,7 +149,7 @@ async def serve_async(
     try:
         if matches:
             click.echo(f"waiting up to {tc.connect_timeout_s:g} s for {', '.join(names)} to connect "
-                       f"(bots: SEVENROCKS_REFEREE=<host>:{port})")
+                       f"(bots: SEVENROCKS_REFEREE=<host>:{port}{' SEVENROCKS_TLS_CA=ca.pem' if tls else ''})")
             deadline = loop.time() + tc.connect_timeout_s
             connected: set[str] = set()
             while not stop.is_set() and connected != set(names) and loop.time() < deadline:

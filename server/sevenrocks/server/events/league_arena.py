@@ -48,6 +48,8 @@ class LeagueArena:
     #: show of a duplicate deal (None: nothing of one, ever). The league loop feeds it.
     guard: Any = None
     referee: Any = None
+    #: The port the referee listens on, once open.
+    port: int | None = None
     supervisor: Any = None
     _tokens: dict[str, str] = field(default_factory=dict)
     _field: dict[str, Entrant] = field(default_factory=dict)
@@ -69,7 +71,7 @@ class LeagueArena:
         # The sandbox is opened for launched bots even if none is launched yet: one may join later.
         self._sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
                                                 self.log_dir, self.report)
-        port = await self.referee.start(self.address, self.tls, unix_socket=self._sandbox.socket_path)
+        port = self.port = await self.referee.start(self.address, self.tls, unix_socket=self._sandbox.socket_path)
         if self.on_referee is not None:
             self.on_referee(self.referee)
         host = self.address.rpartition(":")[0]

@@ -496,6 +496,16 @@ class Store:
             raise StoreError(f"event {event_id!r} in {self.path} is not a league")
         return LeagueState(row[0], row[1], row[2], json.loads(row[3]) if row[3] else {}, row[4])
 
+    def league_listen(self, event_id: str) -> str | None:
+        """The HOST:PORT the league's referee last listened on (remote entrants keep dialling it)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (f"listen:{event_id}",)).fetchone()
+        return None if row is None else str(row[0])
+
+    def keep_league_listen(self, event_id: str, address: str) -> None:
+        """Remember where the league's referee listens, for the next run of the same league."""
+        with self.transaction():
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"listen:{event_id}", address))
+
     def is_league(self, event_id: str) -> bool:
         return self.db.execute("SELECT 1 FROM league WHERE event_id = ?", (event_id,)).fetchone() is not None
 

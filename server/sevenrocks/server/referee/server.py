@@ -31,6 +31,7 @@ from .feed import FeedHub, SpectatorService
 from .gcpolicy import tune_for_serving
 from .guard import CappedHealth, CappedReflection, connection_budget, is_loopback, raise_open_files_limit, server_options
 from .match import MatchRun, RefereeMatch
+from .refusals import RefusalLog
 from .seats import ExitProbe, SeatRegistry, exit_detail
 from .session import Session
 from .wire import BadMessage, decode_bot_message
@@ -92,6 +93,8 @@ class Referee:
         #: Set by :meth:`stop`: a match still running then ends with RefereeStopped, blaming nobody.
         self.stopping = False
         self._awaiting_hello: Counter[str] = Counter()
+        #: Refused streams (token, protocol version): one log line per peer host and minute.
+        self.refused_log = RefusalLog(log)
         #: gRPC's own receive limit once started (see GRPC_RECEIVE_LIMIT).
         self.grpc_receive_limit = GRPC_RECEIVE_LIMIT
 
@@ -213,6 +216,7 @@ class Referee:
     ) -> AsyncIterator[bytes]:
         entrant = self._authenticate(context)
         if entrant is None:
+            self.refused_log.refused(context.peer(), "missing or unknown token")
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,
                                 "missing or unknown token: send metadata 'authorization: Bearer <token>' "
                                 "with the token the operator gave your entrant (SEVENROCKS_TOKEN)")
@@ -236,11 +240,13 @@ class Referee:
             return
         hello = first.hello
         if hello.protocol_version != PROTOCOL_VERSION:
+            self.refused_log.refused(context.peer(), f"entrant {entrant!r} speaks protocol version "
+                                                  f"{hello.protocol_version}, not {PROTOCOL_VERSION}")
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 f"protocol version {hello.protocol_version} is not supported; "
                                 f"this referee speaks version {PROTOCOL_VERSION}")
         if hello.entrant and hello.entrant != entrant:
-            log.warning("stream for entrant %r used the token of %r", hello.entrant, entrant)
+            self.refused_log.refused(context.peer(), f"stream for entrant {hello.entrant!r} used the token of {entrant!r}")
             await context.abort(grpc.StatusCode.UNAUTHENTICATED,
                                 f"this token belongs to another entrant, not {hello.entrant!r}; "
                                 "use your own entrant's token")
