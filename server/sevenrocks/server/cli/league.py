@@ -28,6 +28,7 @@ from ..sandbox.sandbox import MODES, SandboxError
 from ..events.snapshots import SnapshotError, SnapshotStore
 from ..events.versions import Versions, snapshot_root
 from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
+from .ports import listening
 
 
 @click.command("league")
@@ -94,7 +95,12 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
         game.versions = Versions(SnapshotStore(snapshot_root(db_path)),
                                  list(harness_files(db_path, out_dir, config_path)))
         try:
-            _run(game, out_dir, db_path, cluster, listen or kept or "127.0.0.1:0", tls, web, web_token, quiet)
+            address = listen or kept or "127.0.0.1:0"
+            remedy = None if kept is None else (
+                f"{kept} is where this league listened last (kept in {db_path}, so remote entrants need not change "
+                "their address); free it, or pass --listen 127.0.0.1:0 for a new port")
+            with listening("--listen", address, remedy):
+                _run(game, out_dir, db_path, cluster, address, tls, web, web_token, quiet)
         except Interrupted as e:
             _publish(store, config, out_dir, db_path, None, site=False)  # a stop is prompt: the standings only
             done = sum(1 for _ in store.results([config.name]))
@@ -262,22 +268,26 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
     game.on_round_end = ended
     host, port = web
     token = viewer_token(host, token)
-    site = LiveSite(lambda: referees[0].feed if referees else None, game.store, name, guard, token, logs,
-                    lambda: game.store.done_ids(name).__len__())
+    # The site answers on a thread of its own (web/webloop.py): what it calls reads the database
+    # through that thread's own read-only connection (site.reader), never game.store.
+    site = LiveSite(lambda: referees[0].feed if referees else None, game.store, name, guard, token, logs)
     secret = league_secret(game.store, name)
 
     def tokens() -> dict[str, str]:
-        bases = {r.base for r in game.store.league_entrants(name)}
+        reader = site.reader()
+        assert reader is not None
+        bases = {r.base for r in reader.league_entrants(name)}
         out = {author_token(secret, b): b for b in bases}
         out.update({e.token: e.name for e in game.config.entrants if e.token})
         return out
 
-    authors = AuthorPages(game.store, name, logs, tokens, lambda m: guard.shown(m.match_id), shown_log.get, desk)
+    authors = AuthorPages(game.store, name, logs, tokens, lambda m: guard.shown(m.match_id), shown_log.get, desk,
+                          site.on_referee)
     site.app.router.add_get("/author/", authors.handle)
     if desk is not None:
         from ..web.submit import SubmitAPI
 
-        SubmitAPI(desk).add_routes(site.app)
+        SubmitAPI(desk, site.on_referee).add_routes(site.app)
     listing = logs.parent / "author-tokens.txt"
 
     def write_listing(tasks: Sequence[MatchTask] = ()) -> None:
@@ -291,7 +301,8 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
     planned = game.on_planned
     write_listing()
     game.on_planned = write_listing
-    bound = await site.start(host, port)
+    with listening("--web", f"{host}:{port}"):
+        bound = await site.start(host, port)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"live pages at {viewer_url(host, bound, token)}; authors open http://{shown}:{bound}/author/"
                f"?token=... with their token (listed in {listing})", err=True)

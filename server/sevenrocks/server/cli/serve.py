@@ -19,6 +19,7 @@ from sevenrocks.sdk.rules.records import write_record
 from ..referee.faults import FaultPolicy, TimeControl
 from ..referee.guard import is_loopback
 from ..referee import Referee
+from .ports import listening
 
 
 #: The environment variable that may carry the entrants instead of a file (NAME=TOKEN lines or comma-separated).
@@ -116,7 +117,8 @@ async def serve_async(
 ) -> None:
     ruleset = make_ruleset(ruleset_name, players, target)
     referee = Referee(tokens, tc, policy, autoplay_forced=autoplay, spectator_token=spectator_token)
-    port = await referee.start(listen, tls)
+    with listening("--listen", listen):
+        port = await referee.start(listen, tls)
     host = listen.rpartition(":")[0]
     click.echo(f"referee listening on {host}:{port} ({'TLS' if tls else 'plaintext'}); "
                f"entrants: {', '.join(tokens)}; health and reflection enabled")
@@ -140,7 +142,8 @@ async def serve_async(
         token = viewer_token(web_host, web_token)
         live = LiveSite(lambda: referee.feed, served.store if served else None, served.event_id if served else None,
                         token=token)
-        bound = await live.start(web_host, web_port)
+        with listening("--web", web_addr):
+            bound = await live.start(web_host, web_port)
         click.echo(f"live pages at {viewer_url(web_host, bound, token)}")
     tally = {n: [0, 0, 0] for n in names}
     try:

@@ -26,6 +26,7 @@ from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, settled_line, write_all
 from ..events.store import Store, StoreError, check_db_path, explain
 from ..events.tournament import EventPlan, run_event
+from .ports import listening
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -271,7 +272,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             click.echo(f"sandbox: {config.sandbox.mode} asked; each worker says what it gives as it joins, "
                        "and every stored match names its worker and sandbox mode", err=True)
         try:
-            plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token, console)
+            with listening("--listen", listen):
+                plan = _run(config, store, executor, quiet, replay, out_dir, web, web_token, console)
         except Interrupted as e:
             done = len(store.done_ids(config.name))
             click.echo(f"\n{e.how}: {done} matches of event {config.name!r} are stored in {db_path}; "
@@ -431,7 +433,8 @@ async def run_with_web(config: EventConfig, store: Store, executor: Executor, we
     # The newest referee: an adaptive event starts one per round.
     site = LiveSite(lambda: referees[-1].feed if referees else None, store, config.name, guard, token,
                     logs, lambda: total)
-    bound = await site.start(host, port)
+    with listening("--web", f"{host}:{port}"):
+        bound = await site.start(host, port)
     click.echo(f"live pages at {viewer_url(host, bound, token)}", err=True)
     try:
         plan = await play()

@@ -17,6 +17,7 @@ import os
 import socket
 import sqlite3
 import time
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
@@ -154,6 +155,12 @@ ADDED_COLUMNS = [
     ("matches", "sandbox", "TEXT"),
     ("matches", "engine", "TEXT"),
 ]
+
+#: A league's author page asks for one entrant's newest matches: an index on each seat
+#: (seven-rocks has four; fewer-seat rulesets leave the later ones NULL) keeps that
+#: query to the rows it returns, however many matches the league holds.
+SEAT_INDEXES = [f"CREATE INDEX IF NOT EXISTS matches_seat{k} ON matches (event_id, json_extract(seats, '$[{k}]'), idx)"
+                for k in range(4)]
 
 
 class StoreError(RuntimeError):
@@ -330,6 +337,25 @@ class Store:
             self.close()
             raise
 
+    @classmethod
+    def reader(cls, path: Path | str) -> Store:
+        """A read-only connection to an existing database, for the thread or process that opens it.
+
+        The live site reads from its own thread and its page process while the event
+        writes: each opens its own reader (an SQLite connection belongs to one thread),
+        which never writes and never takes the writer's lock.
+        """
+        self = cls.__new__(cls)
+        self.path = Path(path)
+        self._lock_fd = None
+        try:
+            uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+            self.db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
+            self.db.execute("PRAGMA query_only=ON")
+        except sqlite3.Error as e:
+            raise StoreError(explain(e, self.path)) from None
+        return self
+
     def _setup(self, writer: bool) -> None:
         self.db.execute("PRAGMA journal_mode=WAL")
         # WAL with synchronous=NORMAL survives a killed process (not a power cut) and is fast.
@@ -354,6 +380,8 @@ class Store:
             )
         self._add_columns()
         if writer:
+            for statement in SEAT_INDEXES:  # a database from before them gets them once, here
+                self.db.execute(statement)
             bad = self.db.execute("PRAGMA quick_check").fetchone()[0]
             if bad != "ok":
                 raise StoreError(f"{self.path} is damaged (integrity check: {bad}); nothing was written. "
@@ -773,18 +801,26 @@ class Store:
 
     def matches(self, event_ids: Sequence[str] | None = None) -> list[StoredMatch]:
         """Every stored match with its stats, in league order."""
-        sql = ("SELECT m.event_id, m.idx, m.match_id, m.deal, m.grp, m.seats, m.reason, m.winner, m.scores, "
-               "m.ranks, m.rounds, m.fault_seat, m.fault_cause, m.fault_detail, m.decisions "
-               "FROM matches m JOIN events e USING (event_id)" + _where(event_ids) + " ORDER BY e.ordinal, m.idx")
-        out = []
-        for r in self.db.execute(sql, tuple(event_ids or ())):
-            fault = None if r[11] is None else Offender(r[11], FaultCause(r[12]), r[13] or "")
-            out.append(StoredMatch(
-                r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7],
-                tuple(json.loads(r[8])), tuple(json.loads(r[9])), r[10], fault,
-                {int(k): v for k, v in json.loads(r[14]).items()},
-            ))
-        return out
+        sql = (_MATCH_COLUMNS + "FROM matches m JOIN events e USING (event_id)" + _where(event_ids)
+               + " ORDER BY e.ordinal, m.idx")
+        return [_stored(r) for r in self.db.execute(sql, tuple(event_ids or ()))]
+
+    def seat_matches(self, event_id: str, name: str, before: int | None = None, limit: int = 30) -> list[StoredMatch]:
+        """``name``'s newest matches of one event (schedule index below ``before``), newest first.
+
+        Each seat's index (:data:`SEAT_INDEXES`) gives its newest ``limit`` rows
+        directly, so the cost is that of the rows returned, not of the event.
+        """
+        below = before if before is not None else 2**62
+        seats = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT match_id, idx FROM matches WHERE event_id = ? AND json_extract(seats, '$[{k}]') = ? "
+            "AND idx < ? ORDER BY idx DESC LIMIT ?)" for k in range(4))
+        ids = [r[0] for r in self.db.execute(f"SELECT DISTINCT match_id, idx FROM ({seats}) ORDER BY idx DESC LIMIT ?",
+                                             (event_id, name, below, limit) * 4 + (limit,))]
+        if not ids:
+            return []
+        sql = _MATCH_COLUMNS + f"FROM matches m WHERE m.match_id IN ({','.join('?' * len(ids))}) ORDER BY m.idx DESC"
+        return [_stored(r) for r in self.db.execute(sql, ids)]
 
     def where_run(self, event_ids: Sequence[str] | None = None) -> dict[str, tuple[str | None, str | None, str | None]]:
         """Match id -> (worker, sandbox mode, engine build) as stored (None where a match predates them)."""
@@ -808,6 +844,17 @@ class Store:
     def match_ids(self, event_ids: Sequence[str] | None = None) -> list[str]:
         sql = "SELECT m.match_id FROM matches m" + _where(event_ids, "m.") + " ORDER BY m.match_id"
         return [r[0] for r in self.db.execute(sql, tuple(event_ids or ()))]
+
+
+_MATCH_COLUMNS = ("SELECT m.event_id, m.idx, m.match_id, m.deal, m.grp, m.seats, m.reason, m.winner, m.scores, "
+                  "m.ranks, m.rounds, m.fault_seat, m.fault_cause, m.fault_detail, m.decisions ")
+
+
+def _stored(r: Sequence[Any]) -> StoredMatch:
+    fault = None if r[11] is None else Offender(r[11], FaultCause(r[12]), r[13] or "")
+    return StoredMatch(r[0], r[1], r[2], r[3], r[4], tuple(json.loads(r[5])), r[6], r[7],
+                       tuple(json.loads(r[8])), tuple(json.loads(r[9])), r[10], fault,
+                       {int(k): v for k, v in json.loads(r[14]).items()})
 
 
 def _holder() -> str:

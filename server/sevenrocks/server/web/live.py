@@ -1,6 +1,6 @@
 """A live match as viewer steps, built only from the spectator feed.
 
-:func:`public_steps` reads :meth:`FeedEntry.watch` — the same public messages the
+:func:`public_steps` reads :meth:`~..referee.feed.FeedEntry.watch` — the same public messages the
 gRPC Spectator service sends, with every hidden tile already withheld — and turns
 them into the steps the replay script draws. Nothing here reads the match's own
 event list, so no hand of a running match can reach a browser through this module:
@@ -18,7 +18,6 @@ from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.v1 import referee_pb2 as pb
 
 from ..publish.steps import StepBuilder
-from ..referee.feed import FeedEntry
 
 
 def meta_of(match_id: str, a: pb.SeatAssignment) -> dict[str, Any]:
@@ -58,15 +57,19 @@ def step_of(builder: StepBuilder, msg: pb.RefereeMessage) -> dict[str, Any] | No
     return None
 
 
-async def public_steps(entry: FeedEntry) -> AsyncIterator[dict[str, Any]]:
-    """``{"type": "meta"}`` first, then one ``{"type": "step"}`` per public event, through the result."""
+async def public_steps(match_id: str, feed: AsyncIterator[pb.RefereeMessage]) -> AsyncIterator[dict[str, Any]]:
+    """``{"type": "meta"}`` first, then one ``{"type": "step"}`` per public event, through the result.
+
+    ``feed``: :meth:`FeedEntry.watch` of the match, or that feed relayed to the web
+    thread (:func:`~.webloop.relay`).
+    """
     builder = StepBuilder()
     n = 0
-    async for msg in entry.watch():
+    async for msg in feed:
         if msg.WhichOneof("body") == "seat_assignment":
-            yield {"type": "meta", "match_id": entry.match_id, "meta": meta_of(entry.match_id, msg.seat_assignment)}
+            yield {"type": "meta", "match_id": match_id, "meta": meta_of(match_id, msg.seat_assignment)}
             continue
         step = step_of(builder, msg)
         if step is not None:
-            yield {"type": "step", "match_id": entry.match_id, "i": n, "step": step}
+            yield {"type": "step", "match_id": match_id, "i": n, "step": step}
             n += 1

@@ -37,7 +37,8 @@ BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.
 class Metrics:
     """Running totals over a store's matches, brought up to date on each scrape."""
 
-    def __init__(self, store: Any, in_flight: Callable[[], int]) -> None:
+    def __init__(self, store: Callable[[], Any], in_flight: Callable[[], int]) -> None:
+        #: The database to read, on the thread that scrapes (a read-only connection of that thread's own).
         self.store = store
         self.in_flight = in_flight
         self._last = 0  # rowid of the last match counted
@@ -50,7 +51,7 @@ class Metrics:
         self.total_s = 0.0
 
     def update(self) -> None:
-        db: sqlite3.Connection = self.store.db
+        db: sqlite3.Connection = self.store().db
         have = {row[1] for row in db.execute("PRAGMA table_info(matches)")}
         where = "worker, sandbox" if "worker" in have else "NULL, NULL"
         rows = db.execute(f"SELECT rowid, event_id, fault_cause, decisions, {where} FROM matches "
@@ -107,8 +108,9 @@ def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
-def handler(store: Any, in_flight: Callable[[], int]) -> Callable[[web.Request], Any]:
-    """The ``/metrics`` route of a site serving ``store`` (an empty page without one)."""
+def handler(store: Callable[[], Any] | None, in_flight: Callable[[], int]) -> Callable[[web.Request], Any]:
+    """The ``/metrics`` route of a site whose database ``store()`` opens on the serving thread (an empty page
+    without one)."""
     metrics = Metrics(store, in_flight) if store is not None else None
 
     async def metrics_page(request: web.Request) -> web.Response:

@@ -24,22 +24,26 @@ import contextlib
 import ipaddress
 import json
 import secrets
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import HttpVersion10, WSMsgType, web
 
 from ..events.league_status import read_status
-from ..events.store import Store, StoredMatch
-from ..publish.leaderboard import LeaderboardError
+from ..events.store import Store
 from ..publish.replay import static_text, template
-from ..publish.site import STATIC_FILES, SitePages
+from ..publish.site import STATIC_FILES
 from ..referee.dealguard import DealGuard
 from ..referee.feed import FeedEntry, FeedHub
 from . import metrics
 from .live import public_steps
+from .pageproc import PageProcess, Snapshot
+from .webloop import Readers, WebLoop, relay
+
+T = TypeVar("T")
 
 COOKIE = "sevenrocks_viewer"
 
@@ -68,19 +72,31 @@ def _summary(entry: FeedEntry) -> dict[str, Any]:
 
 
 class LiveSite:
-    """The aiohttp application of the live site."""
+    """The aiohttp application of the live site, served from its own thread (:mod:`.webloop`).
+
+    Constructed and started from the referee's loop; every handler runs on the web
+    loop. A route added with ``site.app.router.add_get(...)`` before :meth:`start`
+    runs there too: it reads the database through :meth:`reader` (never the event's
+    own ``Store``, which belongs to the referee's thread) and reaches the event
+    through :meth:`on_referee`.
+    """
 
     def __init__(self, hub: Callable[[], FeedHub | None], store: Store | None = None, event: str | None = None,
                  guard: DealGuard | None = None, token: str | None = None, log_dir: Path | None = None,
                  total: Callable[[], int] | None = None) -> None:
         self.hub = hub
-        self.store = store
         self.event = event
         self.guard = guard
         self.token = token
         self.log_dir = log_dir
         self.total = total
-        self._pages: tuple[float, int, SitePages | None] = (0.0, -1, None)
+        #: Read-only connections to the event's database, one per thread that reads (the web thread).
+        self.readers = Readers(store.path) if store is not None else None
+        self.web = WebLoop()
+        #: Renders the site's pages (leaderboard, match list, bots, replays) away from the harness.
+        self.pages = PageProcess()
+        #: (when, stored, version, snapshot): what the pages show, looked at most once a second.
+        self._view: tuple[float, int, int, Snapshot | None] = (0.0, -1, 0, None)
         self._runner: web.AppRunner | None = None
         #: Open live-page sockets, told when the event ends (:meth:`stop`).
         self._sockets: set[web.WebSocketResponse] = set()
@@ -90,29 +106,47 @@ class LiveSite:
         r.add_get("/index.html", self._index)
         r.add_get("/live.html", self._live_page)
         r.add_get("/live/ws", self._ws)
-        r.add_get("/matches.html", self._page(lambda p: p.match_list()))
-        r.add_get("/bots.html", self._page(lambda p: p.bot_list()))
-        r.add_get("/bots/{file}.html", self._bot)
-        r.add_get("/m/{file}.html", self._replay)
-        r.add_get("/records/{file}.jsonl", self._record)
-        r.add_get("/data/matches-{k:[0-9]+}.js", self._chunk)
+        r.add_get("/matches.html", self._page("matches"))
+        r.add_get("/bots.html", self._page("bots"))
+        r.add_get("/bots/{file}.html", self._page("bot", "file"))
+        r.add_get("/m/{file}.html", self._page("replay", "file"))
+        r.add_get("/records/{file}.jsonl", self._page("record", "file"))
+        r.add_get("/data/matches-{k:[0-9]+}.js", self._page("chunk", "k"))
         r.add_get("/static/{name}", self._static)
-        r.add_get("/metrics", metrics.handler(store, lambda: len(self.running())))
+        r.add_get("/metrics", metrics.handler(self.readers, lambda: len(self.running())))
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self, host: str, port: int) -> int:
-        """Listen on ``host:port``; returns the bound port."""
+        """Listen on ``host:port`` from the web thread; returns the bound port (an OSError if it is taken)."""
+        try:
+            return await self.web.run(self._start_here(host, port))
+        except BaseException:
+            await self.web.close()
+            raise
+
+    async def _start_here(self, host: str, port: int) -> int:
         self._runner = web.AppRunner(self.app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except BaseException:
+            await self._runner.cleanup()
+            self._runner = None
+            raise
         server = site._server  # the asyncio server: the bound port when port was 0
         sockets = getattr(server, "sockets", None) or []
         return int(sockets[0].getsockname()[1]) if sockets else port
 
     async def stop(self, ended: str | None = None) -> None:
         """Stop serving; ``ended`` is told to every open live page first (e.g. that the event has ended)."""
+        if self.web.thread.is_alive():
+            await self.web.run(self._stop_here(ended))
+        await self.web.close()
+        await asyncio.to_thread(self.pages.close)
+
+    async def _stop_here(self, ended: str | None) -> None:
         for ws in list(self._sockets):
             with contextlib.suppress(ConnectionError, RuntimeError):
                 if ended is not None:
@@ -121,6 +155,21 @@ class LiveSite:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.readers is not None:
+            self.readers.close_here()
+
+    def reader(self) -> Store | None:
+        """This thread's read-only connection to the event's database (None when the site has no database)."""
+        return self.readers() if self.readers is not None else None
+
+    async def on_referee(self, fn: Callable[[], Awaitable[T]]) -> T:
+        """Run ``fn()`` on the referee's loop (briefly: the bots' clocks run there) and return its result."""
+        return await self.web.on_referee(fn)
+
+    @property
+    def thread(self) -> threading.Thread:
+        """The thread every request is answered on (not the referee's)."""
+        return self.web.thread
 
     # ------------------------------------------------------------------ access
 
@@ -149,76 +198,53 @@ class LiveSite:
 
     # ------------------------------------------------------------------ pages
 
-    def pages(self) -> SitePages | None:
-        """The site's pages from the database as it is now (rebuilt at most once a second)."""
-        if self.store is None:
-            return None
-        at, count, pages = self._pages
-        if pages is not None and time.monotonic() - at < 1.0:
-            return pages
-        done = self.store.db.execute("SELECT COUNT(*) FROM matches").fetchone()[0]
-        if pages is None or done != count:
-            try:
-                guard = self.guard
-                pages = SitePages(self.store, self.event, self.log_dir, live=True,
-                                  visible=(lambda m: guard.shown(m.match_id)) if guard is not None else None)
-            except LeaderboardError:
-                pages = None
-        self._pages = (time.monotonic(), done, pages)
-        return pages
+    def view(self) -> tuple[int, Snapshot] | None:
+        """The version of the pages to show and what it holds (looked at most once a second; None: no database).
 
-    def _page(self, render: Callable[[SitePages], str]) -> Callable[[web.Request], Awaitable[web.Response]]:
+        The deal guard is asked here, on the web thread, for every stored match: the
+        page process gets the ids it shows, so it never needs the guard itself.
+        """
+        store = self.reader()
+        if store is None:
+            return None
+        at, count, version, snap = self._view
+        if snap is not None and time.monotonic() - at < 1.0:
+            return version, snap
+        ids = store.match_ids([self.event] if self.event else None)
+        guard = self.guard
+        shown = frozenset(i for i in ids if guard.shown(i)) if guard is not None else None
+        if snap is None or len(ids) != count or shown != snap.shown:
+            version += 1
+            snap = Snapshot(str(store.path), self.event, str(self.log_dir) if self.log_dir else None, shown)
+        self._view = (time.monotonic(), len(ids), version, snap)
+        return version, snap
+
+    async def render(self, what: str, arg: str = "") -> Any:
+        """One page (or the standings) from the page process; None when the site has no database."""
+        view = self.view()
+        if view is None:
+            return None
+        return await self.pages.ask(view[0], view[1], what, arg)
+
+    def _page(self, what: str, key: str | None = None) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handler(request: web.Request) -> web.Response:
-            pages = self.pages()
-            if pages is None:
+            answer = await self.render(what, request.match_info[key] if key else "")
+            if answer is None:
                 return _not_yet()
-            return _html(render(pages))
+            status, kind, text = answer
+            return web.Response(status=status, text=text, content_type=kind)
         return handler
 
     async def _index(self, request: web.Request) -> web.Response:
-        pages = self.pages()
-        if pages is None:
+        answer = await self.render("index")
+        if answer is None or answer[0] == 302:
             raise web.HTTPFound("live.html")
-        return _html(pages.index())
+        status, kind, text = answer
+        return web.Response(status=status, text=text, content_type=kind)
 
     async def _live_page(self, request: web.Request) -> web.Response:
         return _html(template("live.html.j2").render(root="", here="live", live=True,
-                                                     has_site=self.store is not None))
-
-    async def _bot(self, request: web.Request) -> web.Response:
-        pages = self.pages()
-        by_file = {v: k for k, v in pages.bot_files.items()} if pages else {}
-        name = by_file.get(request.match_info["file"])
-        if pages is None or name is None:
-            raise web.HTTPNotFound(text="no such bot in this event\n")
-        return _html(pages.bot(name))
-
-    def _visible_record(self, file_id: str) -> tuple[SitePages, str]:
-        pages = self.pages()
-        m = pages.by_file.get(file_id) if pages else None
-        if pages is None or m is None or self.store is None:
-            raise web.HTTPNotFound(text="no such match, or its deal is still being played (it is shown once "
-                                        "every match of its deal has finished)\n")
-        lines = self.store.record(m.match_id)
-        if lines is None:
-            raise web.HTTPNotFound(text="no record stored for this match\n")
-        return pages, lines
-
-    async def _replay(self, request: web.Request) -> web.Response:
-        file_id = request.match_info["file"]
-        pages, lines = self._visible_record(file_id)
-        return _html(pages.replay(file_id, lines))
-
-    async def _record(self, request: web.Request) -> web.Response:
-        _, lines = self._visible_record(request.match_info["file"])
-        return web.Response(text=lines, content_type="application/x-ndjson")
-
-    async def _chunk(self, request: web.Request) -> web.Response:
-        pages = self.pages()
-        k = int(request.match_info["k"])
-        if pages is None or k >= pages.chunks:
-            raise web.HTTPNotFound()
-        return web.Response(text=pages.chunk(k), content_type="text/javascript")
+                                                     has_site=self.readers is not None))
 
     async def _static(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -230,23 +256,26 @@ class LiveSite:
     # ------------------------------------------------------------------ live
 
     def running(self) -> list[dict[str, Any]]:
+        # Read from the web thread: a list() of the hub's dict is one step under the interpreter lock,
+        # and a summary only reads the match's append-only event list.
         hub = self.hub()
         if hub is None:
             return []
         return [_summary(e) for e in hub.shown(include_finished=False)]
 
-    def standings(self) -> dict[str, Any]:
-        pages = self.pages()
-        if pages is None:
-            return {"type": "standings", "rows": [], "done": 0, "total": self.total() if self.total else 0}
-        lb = pages.lb
-        rows = [{"rank": r.rank, "name": r.name, "rating": round(r.conservative, 2), "matches": r.matches,
-                 "wins": r.wins, "draws": r.draws, "losses": r.losses} for r in lb.bots]
-        return {"type": "standings", "rows": rows, "done": lb.matches, "total": lb.scheduled}
+    async def standings(self) -> dict[str, Any]:
+        answer = await self.render("standings")
+        total = self.total() if self.total else 0
+        if answer is None:
+            return {"type": "standings", "rows": [], "done": 0, "total": total}
+        if answer["total"] is None:
+            answer["total"] = total
+        return {"type": "standings", **answer}
 
     def league_state(self) -> dict[str, Any] | None:
         """What a league is doing (playing, waiting and for what, frozen, finished); None for an event."""
-        status = read_status(self.store.db, self.event) if self.store is not None and self.event else None
+        store = self.reader()
+        status = read_status(store.db, self.event) if store is not None and self.event else None
         if status is None:
             return None
         return {"type": "league", "state": status.state, "detail": status.detail, "line": status.line()}
@@ -263,27 +292,29 @@ class LiveSite:
         async def watch(match_id: str) -> None:
             hub = self.hub()
             entry = hub.get(match_id) if hub else None
-            if entry is None or hub is None or not hub.visible(entry):
+            referee_loop = self.web.referee_loop
+            if entry is None or hub is None or not hub.visible(entry) or referee_loop is None:
                 await ws.send_json({"type": "error", "match_id": match_id,
                                     "text": "no such running match, or its deal is still being played elsewhere"})
                 return
-            async for item in public_steps(entry):
+            async for item in public_steps(entry.match_id, relay(entry, referee_loop)):
                 item["sent"] = round(time.time(), 3)  # lets a viewer (or a test) see how fresh a move is
                 await ws.send_json(item)
 
         async def lists() -> None:
             last_running: Any = None
-            last_done = -2
+            last_version = -2
             last_league: dict[str, Any] | None = None
             while not ws.closed:
                 running = self.running()
                 if running != last_running:
                     await ws.send_json({"type": "matches", "running": running})
                     last_running = running
-                st = self.standings()
-                if st["done"] != last_done:
-                    await ws.send_json(st)
-                    last_done = st["done"]
+                view = self.view()
+                version = view[0] if view is not None else -1
+                if version != last_version:  # the standings change only with the pages' version
+                    await ws.send_json(await self.standings())
+                    last_version = version
                 league = self.league_state()
                 if league is not None and league != last_league:
                     await ws.send_json(league)

@@ -6,11 +6,13 @@
     GET  /api/submissions               the author's submissions, newest last
     GET  /api/submissions/ID            one of them, with its build and validation logs
 
-Why it is shaped so: the referee shares this process and its event loop, so the
-handler only streams the body to a file (counting bytes against the limit as it
+Why it is shaped so: the referee shares this process, so the handler (on the web
+server's own thread) only streams the body to a file (counting bytes against the limit as it
 goes, never trusting ``Content-Length`` alone), checks the quota and the name,
 writes the ``received`` row and queues the work; unpacking, the build and the
-check run off the loop (:mod:`..submissions.pipeline`). A submission of another
+check run off the loop (:mod:`..submissions.pipeline`). The few reads and writes of
+the league's tables run on the referee's loop (``on_referee``), where the event's own
+database connection and the pipeline's queue live: short statements, never the upload. A submission of another
 author answers 404, the same as one that does not exist: an id says nothing.
 """
 
@@ -30,6 +32,7 @@ from aiohttp import web
 from ..submissions import ledger
 from ..submissions.authors import AuthorError, author_for, check_name, get_author, list_authors
 from ..submissions.desk import Desk
+from .author import OnReferee, direct
 
 
 def bearer(request: web.Request) -> str:
@@ -42,8 +45,9 @@ def _error(status: int, text: str) -> web.Response:
 
 
 class SubmitAPI:
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: Desk, on_referee: OnReferee | None = None) -> None:
         self.desk = desk
+        self.on_referee: OnReferee = on_referee or direct
         self.db = desk.db
         #: Authors with an upload in progress: one at a time each, so parallel uploads cannot outrun the quota.
         self._receiving: set[str] = set()
@@ -53,8 +57,8 @@ class SubmitAPI:
         app.router.add_get("/api/submissions", self.listing)
         app.router.add_get("/api/submissions/{sid:[0-9]+}", self.one)
 
-    def _author(self, request: web.Request) -> str:
-        author = author_for(self.db, bearer(request))
+    def _author(self, token: str) -> str:
+        author = author_for(self.db, token)
         if author is None:
             raise web.HTTPUnauthorized(text='{"error": "this needs an author token: send Authorization: Bearer '
                                             'TOKEN with the token the organiser gave you"}',
@@ -89,14 +93,11 @@ class SubmitAPI:
         return name
 
     async def submit(self, request: web.Request) -> web.Response:
-        author = self._author(request)
-        record = get_author(self.db, author)
-        if record is not None and record.disqualified_at is not None:
-            return _error(403, f"{author} is disqualified from this league ({record.disqualified_reason})")
-        refused = self._quota(author)
-        if refused is not None:
-            return _error(429, refused)
-        name = self._name(author, request.query.get("name"))
+        token, wanted = bearer(request), request.query.get("name")
+        admitted = await self.on_referee(lambda: self._admit(token, wanted))
+        if isinstance(admitted, web.Response):
+            return admitted
+        author, name = admitted
         limit = self.desk.settings.max_upload_mb * 2**20
         if request.content_length is not None and request.content_length > limit:
             return _error(413, f"the upload is {request.content_length / 2**20:.1f} MiB; the limit is "
@@ -111,6 +112,22 @@ class SubmitAPI:
         if path is None:
             return _error(413, f"the upload is over the {self.desk.settings.max_upload_mb} MiB limit (leave build "
                                "outputs and dependencies out)")
+        queued: web.Response = await self.on_referee(lambda: self._queue(author, name, path))
+        return queued
+
+    async def _admit(self, token: str, wanted: str | None) -> tuple[str, str] | web.Response:
+        """Who uploads, under which name: or the refusal (on the referee's loop)."""
+        author = self._author(token)
+        record = get_author(self.db, author)
+        if record is not None and record.disqualified_at is not None:
+            return _error(403, f"{author} is disqualified from this league ({record.disqualified_reason})")
+        refused = self._quota(author)
+        if refused is not None:
+            return _error(429, refused)
+        return author, self._name(author, wanted)
+
+    async def _queue(self, author: str, name: str, path: Path) -> web.Response:
+        """The ``received`` row and the pipeline's turn for an upload that arrived (on the referee's loop)."""
         refused = self._quota(author)  # again: a parallel upload of the same author may have landed meanwhile
         if refused is not None:
             path.unlink(missing_ok=True)
@@ -142,19 +159,32 @@ class SubmitAPI:
         return path
 
     async def listing(self, request: web.Request) -> web.Response:
-        author = self._author(request)
-        subs = [dict(s.to_json(logs=False), version=self.desk.version_of(s)) for s in ledger.of_author(self.db, author)]
-        return web.json_response({"author": author, "submissions": subs})
+        token = bearer(request)
+
+        async def read() -> web.Response:
+            author = self._author(token)
+            subs = [dict(s.to_json(logs=False), version=self.desk.version_of(s))
+                    for s in ledger.of_author(self.db, author)]
+            return web.json_response({"author": author, "submissions": subs})
+
+        answer: web.Response = await self.on_referee(read)
+        return answer
 
     async def one(self, request: web.Request) -> web.Response:
-        author = self._author(request)
-        sub = ledger.get(self.db, int(request.match_info["sid"]))
-        if sub is None or sub.author != author:
-            return _error(404, "no such submission of yours")
-        out: dict[str, Any] = sub.to_json()
-        out["version"] = self.desk.version_of(sub)
-        out["queued"] = sub.state in ledger.UNFINISHED
-        return web.json_response(out)
+        token, sid = bearer(request), int(request.match_info["sid"])
+
+        async def read() -> web.Response:
+            author = self._author(token)
+            sub = ledger.get(self.db, sid)
+            if sub is None or sub.author != author:
+                return _error(404, "no such submission of yours")
+            out: dict[str, Any] = sub.to_json()
+            out["version"] = self.desk.version_of(sub)
+            out["queued"] = sub.state in ledger.UNFINISHED
+            return web.json_response(out)
+
+        answer: web.Response = await self.on_referee(read)
+        return answer
 
 
 def _sync(out: Any) -> None:
