@@ -337,14 +337,14 @@ def test_a_viewer_token_is_needed_when_one_is_set(tmp_path: Path) -> None:
                     assert r.status == 401
                 async with http.get(f"{base}/live.html?token=s3cret") as r:
                     assert r.status == 200
-                async with http.get(f"{base}/matches.html") as r:  # the cookie now carries the token
+                async with http.get(f"{base}/live.html") as r:  # the cookie now carries the token
                     assert r.status == 200
                 async with http.get(f"{base}/static/../../etc/passwd") as r:
                     assert r.status == 404
             async with aiohttp.ClientSession() as other:
-                async with other.get(f"{base}/matches.html", headers={"Authorization": "Bearer s3cret"}) as r:
+                async with other.get(f"{base}/live.html", headers={"Authorization": "Bearer s3cret"}) as r:
                     assert r.status == 200
-                async with other.get(f"{base}/matches.html") as r:
+                async with other.get(f"{base}/live.html") as r:
                     assert r.status == 401
                 # The stylesheet is public (the author page, opened with an author's token, uses it too).
                 async with other.get(f"{base}/static/site.css") as r:
