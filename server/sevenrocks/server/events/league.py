@@ -41,6 +41,7 @@ from .store import LeagueEntrant, Store
 from .tournament import EventPlan, Progress, Run, _InOrder, run_loop
 from ..stats.fit import Result, fit
 from ..stats.ratings import RatingBook
+from ..stats.record import plays_head_to_head, records
 from ..stats.verdict import verdict
 
 LEAGUE_KEYS = {"round_matches", "final_matches", "poll_s", "idle_s", "stop_after"}
@@ -218,9 +219,11 @@ def final_standings(store: Store, config: EventConfig, active: Sequence[str]) ->
     results = [Result(m.seats, m.ranks, m.group) for m in matches]
     counts = store.match_counts(config.name)
     active = [n for n in active if counts.get(n)]  # an entrant that never played has nothing to rank
-    f = fit(results, config.make_ruleset().partnerships, list(active))
+    partnerships = config.make_ruleset().partnerships
+    f = fit(results, partnerships, list(active))
     order = sorted(active, key=lambda n: (-f.rating(n).mu, n))
-    v = verdict(f, config.ratings.level, order)
+    h2h = records(results) if plays_head_to_head(config.format, config.head_to_head, partnerships) else None
+    v = verdict(f, config.ratings.level, order, records=h2h, partnerships=partnerships)
     rows: list[Standing] = []
     place = 1
     for i, name in enumerate(order):

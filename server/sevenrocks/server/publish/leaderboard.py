@@ -19,6 +19,7 @@ from ..stats.fit import Result, fit, fit_pairs
 from ..stats.ratings import RatingBook, pair_name
 from ..stats.verdict import DEFAULT_LEVEL, verdict, win_rate_of_margin
 from ..stats.intervals import percentile, wilson
+from ..stats.record import plays_head_to_head, records
 from ..events.store import EventInfo, Store, StoredMatch
 
 
@@ -211,7 +212,10 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}") for m in matches]
     bot_fit = fit(results, partnerships, entrants)
     top_k = top_k if top_k is not None and top_k < len(entrants) else None
-    judged = verdict(bot_fit, level, margin=margin, top_k=top_k)
+    event_cfg = infos[-1].config
+    h2h = (records(results) if plays_head_to_head(str(event_cfg.get("format", "")), bool(event_cfg.get("head_to_head")),
+                                                  partnerships) else None)
+    judged = verdict(bot_fit, level, margin=margin, top_k=top_k, records=h2h, partnerships=partnerships)
     history: list[tuple[int, dict[str, float]]] = []
     if len(matches) <= HISTORY_MATCHES and len(entrants) <= HISTORY_BOTS:
         book = RatingBook(partnerships, tau, draw)
