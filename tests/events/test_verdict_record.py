@@ -144,3 +144,14 @@ def test_twins_in_a_synthetic_head_to_head_league_stay_open() -> None:
             first = rng.random() < p
             results.append(Result(seats, (0, 1) if first else (1, 0), f"r{t}t0o{k}"))
     assert top(results) == "open"
+
+
+def test_the_planner_and_until_settled_read_the_record_too() -> None:
+    """judge_field (what the planner and --until-settled read) weighs the record in a head-to-head format."""
+    from sevenrocks.server.events.config import parse_config
+    from sevenrocks.server.events.planner import judge_field
+
+    cfg = parse_config({"event": {"name": "s", "format": "self"}, "schedule": {"mode": "adaptive"},
+                        "entrants": [{"name": n, "command": "true"} for n in ("a", "b")]}, "<test>")
+    _, v = judge_field(cfg, ["a", "b"], head_to_head(40, 40))
+    assert v.neighbours[0].state == "ahead" and v.settled

@@ -22,7 +22,7 @@ from ..referee.dealguard import DealGuard
 from ..sandbox.launch import LaunchError
 from ..sandbox.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
-from ..publish.render import render_table, settled_line, write_all
+from ..publish.render import render_table, summary_lines, write_all
 from ..events.store import Store, StoreError, check_db_path, explain
 from ..events.tournament import EventPlan, run_event
 
@@ -288,10 +288,13 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         click.echo(render_table(lb, pair_rows=TERMINAL_PAIRS))
     for line in summary(config, plan, db_path, out_dir / "logs"):
         click.echo(line, err=True)
-    if quiet:
-        click.echo(settled_line(lb), err=True)
     click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}; "
                f"event site ({site.replays} replays) at {site.out_dir / 'index.html'}", err=True)
+    # The last lines: the order, what is settled, what would settle the rest (details are in the files).
+    more = (f"running it again with a larger --budget than {config.schedule.budget} (it continues where it stopped)"
+            if config.schedule.mode == "adaptive" else "more deals ([event] deals) or an adaptive event (--budget N)")
+    for line in summary_lines(lb, more):
+        click.echo(line, err=True)
 
 
 class Interrupted(Exception):

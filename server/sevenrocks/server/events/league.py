@@ -194,9 +194,9 @@ class Standings:
     matches: int
 
     def lines(self) -> list[str]:
-        out = [f"{'place':>5}  {'entrant':<24} {'mu':>7} {'sigma':>6} {'matches':>7}  P(ahead of next)"]
+        out = [f"{'place':>5}  {'entrant':<24} {'mu':>7} {'sigma':>6} {'matches':>7}  against the next"]
         for r in self.rows:
-            p = "" if r.p_ahead is None else f"{r.p_ahead:.3f} {'settled' if r.settled else 'NOT settled'}"
+            p = "" if r.settled is None else "ahead (settled)" if r.settled else "open (NOT settled)"
             out.append(f"{r.place:>5}  {r.name:<24} {r.mu:7.2f} {r.sigma:6.2f} {r.matches:7d}  {p}")
         verdict_line = ("the final order is settled" if self.settled else
                         f"the final order is NOT settled at level {self.level:g}: entrants sharing a place "

@@ -59,7 +59,8 @@ class Row:
     forfeits: dict[str, int] = field(default_factory=dict)
     decision_p50_ms: float = math.nan
     decision_p95_ms: float = math.nan
-    #: P(this row is really ahead of the next row down); NaN on the last row.
+    #: P(this row is really ahead of the next row down) as if the event had looked once (NaN on the
+    #: last row): the JSON and CSV keep it; the verdict below is what to read.
     p_ahead: float = math.nan
     #: Whether that order is settled at the leaderboard's level (None on the last row).
     settled: bool | None = None
@@ -134,6 +135,8 @@ class Leaderboard:
     top_k: int | None = None
     #: Every pair that matters is ahead or tied within δ: the event had nothing left to learn.
     decided: bool = False
+    #: Every pair that matters (the first ``top_k``, or all) is ahead: their order is settled.
+    top_settled: bool = False
 
     @property
     def tie_win_rate(self) -> float:
@@ -244,7 +247,7 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
         withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart, subjects,
-        margin, judged.top_k, judged.decided and len(bots) > 1,
+        margin, judged.top_k, judged.decided and len(bots) > 1, judged.top_settled and len(bots) > 1,
     )
 
 
