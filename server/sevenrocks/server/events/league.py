@@ -208,6 +208,23 @@ class Standings:
                 "standings": [dataclasses.asdict(r) for r in self.rows]}
 
 
+def places(settled: Sequence[bool]) -> list[str]:
+    """Places of an order whose neighbour i is ahead of neighbour i + 1 when ``settled[i]``.
+
+    A chain of unsettled neighbours is one tie: its members share the place of the first, ``=2``.
+
+    >>> places([True, False, True])
+    ['1', '=2', '=2', '4']
+    """
+    out, place = [], 1
+    for i in range(len(settled) + 1):
+        if i and settled[i - 1]:
+            place = i + 1
+        tied = (i and not settled[i - 1]) or (i < len(settled) and not settled[i])
+        out.append(f"={place}" if tied else str(place))
+    return out
+
+
 def final_standings(store: Store, config: EventConfig, active: Sequence[str]) -> Standings:
     """The active field ranked by a fit of every stored result, with the settled verdict.
 
@@ -225,14 +242,10 @@ def final_standings(store: Store, config: EventConfig, active: Sequence[str]) ->
     h2h = records(results) if plays_head_to_head(config.format, config.head_to_head, partnerships) else None
     v = verdict(f, config.ratings.level, order, records=h2h, partnerships=partnerships)
     rows: list[Standing] = []
-    place = 1
-    for i, name in enumerate(order):
-        if i and v.neighbours[i - 1].settled:
-            place = i + 1
-        tied = (i and not v.neighbours[i - 1].settled) or (i < len(v.neighbours) and not v.neighbours[i].settled)
+    for i, (name, place) in enumerate(zip(order, places([n.settled for n in v.neighbours]))):
         nb = v.neighbours[i] if i < len(v.neighbours) else None
         r = f.rating(name)
-        rows.append(Standing(f"={place}" if tied else str(place), name, r.mu, r.sigma, counts.get(name, 0),
+        rows.append(Standing(place, name, r.mu, r.sigma, counts.get(name, 0),
                              None if nb is None else nb.p_ahead, None if nb is None else nb.settled))
     return Standings(tuple(rows), v.settled and len(order) > 1, config.ratings.level, len(matches))
 
