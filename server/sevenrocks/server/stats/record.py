@@ -31,24 +31,17 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 from scipy.special import logsumexp
 
+from .solve import Result as _Result
+
 #: Stakes the bettor mixes over (uniform): from cautious to nearly all-in.
 STAKES = (np.arange(20) + 0.5) / 20
 _TABLE = re.compile(r"o\d+$")
-
-
-class _Result(Protocol):
-    @property
-    def seats(self) -> tuple[str, ...]: ...
-    @property
-    def ranks(self) -> tuple[int, ...]: ...
-    @property
-    def group(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -206,17 +206,6 @@ def p_ahead(fit: Fit, a: str, b: str) -> float:
     return p_robust if abs(p_robust - 0.5) < abs(p_model - 0.5) else p_model
 
 
-def fit_log_evalue(estimate: float, se: float, d: float, rho: float = RHO) -> float:
-    """log of Robbins' normal-mixture e-value against "the difference is d" (what :func:`half_width` inverts).
-
-    It is ≥ ln(1/α) exactly where d lies outside ``estimate ± half_width(se, 1 − α)``.
-    """
-    if not se > 0:
-        return 0.0 if not se == 0 else (0.0 if d == estimate else math.inf)
-    v = 1 / (se * se)
-    return 0.5 * math.log(rho / (v + rho)) + v * v * (estimate - d) ** 2 / (2 * (v + rho))
-
-
 #: Share of the fit's e-value in the evidence of a pair that may meet head to head; the pair's own
 #: record (:mod:`.record`) gets the rest. Fixed before any match: the average of two e-values is one.
 FIT_WEIGHT = 0.8
@@ -266,6 +255,7 @@ def evidence(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: flo
     points = np.unique(np.concatenate([np.linspace(d - span, d + span, GRID), [0.0, margin, -margin]]))
     v = 1 / (se * se) if se > 0 else math.inf
     if math.isfinite(v):
+        # Robbins' normal mixture as an e-value against each d: ≥ 1/α exactly outside d̂ ± half_width.
         fit_log = 0.5 * math.log(RHO / (v + RHO)) + v * v * (d - points) ** 2 / (2 * (v + RHO))
     else:
         fit_log = np.where(points == d, 0.0, np.inf)
