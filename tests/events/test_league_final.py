@@ -102,3 +102,31 @@ def test_the_final_ends_only_when_every_active_entrant_has_played_its_n(tmp_path
         # The published places follow the final verdict.
         rows = game.final_standings.rows
         assert [r.place for r in rows] == places([bool(r.settled) for r in rows[:-1]])
+
+
+def test_a_retired_entrants_process_is_stopped(tmp_path: Path) -> None:
+    """The arena (where a league's launched bots run) stops a retired entrant's real process."""
+    from sevenrocks.server.events.league_arena import LeagueArena
+
+    config = parse_config({"event": {"name": "r"}, "entrants": [{"name": n, "bot": "random"} for n in "abcd"]},
+                          "<test>")
+
+    async def go() -> tuple[Any, Any]:
+        arena = LeagueArena(config, tmp_path / "logs")
+        await arena.open(config.entrants)
+        try:
+            kept, leaving = arena.supervisor.process("a"), arena.supervisor.process("c")
+            assert kept is not None and leaving is not None and leaving.returncode is None
+            await arena.update([e for e in config.entrants if e.name != "c"])
+            for _ in range(100):
+                if leaving.returncode is not None:
+                    break
+                await asyncio.sleep(0.1)
+            assert "c" not in arena.available()
+            return kept.returncode, leaving.returncode
+        finally:
+            await arena.close()
+
+    kept, leaving = asyncio.run(go())
+    assert leaving is not None, "the retired entrant's process is still running"
+    assert kept is None  # the others play on
