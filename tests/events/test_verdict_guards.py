@@ -90,6 +90,9 @@ def test_the_terminal_summary_names_the_order_the_settled_and_what_would_settle_
     assert any(x.startswith("Settled") and "b0 > b1" in x for x in lines)
     assert lines[-1].startswith("Open") and "b1 ? b2 (-1.0 … +3.0)" in lines[-1] and "a larger --budget" in lines[-1]
     assert not any("--budget" in x for x in summary_lines(board(["ahead", "open"])))  # nobody else has one
+    # Under the table (which has the verdict line already) it is not said twice.
+    quiet = summary_lines(board(["open"]), verdict=False)
+    assert not any(x.startswith("Order NOT SETTLED") for x in quiet) and "nothing yet" in quiet[1]
 
 
 def h2h_config(n: int, **schedule: object) -> object:

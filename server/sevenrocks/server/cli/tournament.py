@@ -293,7 +293,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     # The last lines: the order, what is settled, what would settle the rest (details are in the files).
     more = (f"running it again with a larger --budget than {config.schedule.budget} (it continues where it stopped)"
             if config.schedule.mode == "adaptive" else "more deals ([event] deals) or an adaptive event (--budget N)")
-    for line in summary_lines(lb, more):
+    for line in summary_lines(lb, more, verdict=quiet):  # without --quiet the table above says the verdict
         click.echo(line, err=True)
 
 

@@ -82,11 +82,12 @@ def settled_line(lb: Leaderboard) -> str:
     return f"Order NOT SETTLED at {level}: {tally}; more matches between the open pairs would tell."
 
 
-def summary_lines(lb: Leaderboard, more: str = "more matches between them") -> list[str]:
+def summary_lines(lb: Leaderboard, more: str = "more matches between them", verdict: bool = True) -> list[str]:
     """The terminal's last words: the order, what is settled, and what would settle the rest.
 
     ``more`` names what the user can do about an open pair in this command (a larger
-    ``--budget`` for an adaptive tournament, more deals for a fixed one, ...).
+    ``--budget`` for an adaptive tournament, more deals for a fixed one, ...);
+    ``verdict`` adds :func:`settled_line` (leave it out right under a table that has it).
     """
     if len(lb.bots) < 2:
         return [settled_line(lb)]
@@ -97,11 +98,12 @@ def summary_lines(lb: Leaderboard, more: str = "more matches between them") -> l
     open_ = [f"{r.name} ? {below[r.rank]} ({_gap(r)})" for r in judged if r.verdict == "open"]
     scope = f"top {lb.top_k}" if lb.top_k is not None else "order"
     lines = [f"Order by μ: {', '.join(r.name for r in lb.bots[:12])}"
-             + (f", … ({len(lb.bots)} bots)" if len(lb.bots) > 12 else ""),
-             settled_line(lb)]
-    if ahead or tied:
-        lines.append(f"Settled ({scope}, every claim at once at {100 * lb.level:g}%): "
-                     + "; ".join(ahead[:8] + tied[:8]) + (" …" if len(ahead) + len(tied) > 16 else ""))
+             + (f", … ({len(lb.bots)} bots)" if len(lb.bots) > 12 else "")]
+    if verdict:
+        lines.append(settled_line(lb))
+    lines.append(f"Settled ({scope}, every claim at once at {100 * lb.level:g}%): "
+                 + ("; ".join(ahead[:8] + tied[:8]) + (" …" if len(ahead) + len(tied) > 16 else "")
+                    if ahead or tied else "nothing yet"))
     if open_:
         lines.append(f"Open (interval on the μ gap): {'; '.join(open_[:8])}{' …' if len(open_) > 8 else ''}; "
                      f"{more} would settle {'it' if len(open_) == 1 else 'them'}.")
