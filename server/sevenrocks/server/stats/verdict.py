@@ -210,7 +210,7 @@ def p_ahead(fit: Fit, a: str, b: str) -> float:
 #: record (:mod:`.record`) gets the rest. Fixed before any match: the average of two e-values is one.
 FIT_WEIGHT = 0.8
 #: Points of the grid the combined evidence is read on (over the fit's widest interval).
-GRID = 801
+GRID = 201
 
 
 @dataclass(frozen=True, slots=True)
