@@ -160,8 +160,9 @@ def _number_or_text(text: str) -> float | str:
 @click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Where the referee listens; use 0.0.0.0:PORT when remote entrants connect from other machines.")
 @click.option("--until-settled", is_flag=True,
-              help="Schedule adaptively and stop as soon as every neighbour pair on the leaderboard is settled "
-                   "(or the budget is spent).")
+              help="Schedule adaptively and stop as soon as every neighbour pair that matters is decided: ahead, "
+                   "or tied within --tie-within (or the budget is spent). The claims hold together at the "
+                   "config's [ratings] level however often the event looked.")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Adaptive events: at most this many matches (default: the config's, else 200).")
 @click.option("--tie-within", metavar="DELTA", default=None,

@@ -121,7 +121,7 @@ class Leaderboard:
     withdrawn: list[Withdrawal] = field(default_factory=list)
     #: Voided attempts by reason: infrastructure faults, played again and charged to nobody.
     voided: dict[str, int] = field(default_factory=dict)
-    #: The level P(ahead) must reach for a neighbour pair to count as settled.
+    #: The level at which the verdict's claims on the pairs that matter hold, all at once.
     level: float = 0.95
     #: Every neighbour pair of bots settled: the bots' order is settled.
     settled: bool = False
