@@ -90,3 +90,23 @@ def test_the_order_figure_is_the_benchs_row_for_the_default_event(default: Event
     row = claim(TOURNAMENT, rf"\| {re.escape(label)} \| budget {s.budget} \(the default event\) \| \d+ \| ([0-9.]+) ",
                 "docs/tournament.md's ranking table")
     assert abs(100 * float(row.group(1)) - percent) <= 1, (percent, row.group(0))
+
+
+def bench_row(truth: str) -> list[str]:
+    """The cells of ``truth``'s row in docs/tournament.md's table from ``bench/verdict.py``."""
+    row = claim(TOURNAMENT, rf"\| {re.escape(truth)} \|[^\n]*?\| (?=\| )", "docs/tournament.md's bench/verdict.py table")
+    return [c.strip() for c in row.group(0).strip("| ").split(" | ")]
+
+
+def test_the_verdicts_figures_are_the_bench_rows() -> None:
+    """README's "0 of 150 ... 150 of 150" are the bench/verdict.py rows docs/tournament.md quotes."""
+    said = claim(README, r"exact twins were called ahead at some look in (\d+) of (\d+) events, a 53/47 pair the "
+                         r"wrong way in (\d+) of (\d+), and a pair that wins every head-to-head match was settled "
+                         r"in (\d+) of (\d+)", "README")
+    twins, close, lopsided = (bench_row(t) for t in ("exact twins (+ seat edge)", "53/47 pair",
+                                                      "one-sided pair (100% head to head)"))
+    false_at_any_look = 5  # the column "false claims at any look": "k/n = rate (≤ bound)"
+    for cells, k, n in ((twins, said.group(1), said.group(2)), (close, said.group(3), said.group(4))):
+        assert cells[false_at_any_look].startswith(f"{k}/{n} "), (cells, k, n)
+    settled = float(lopsided[4])  # P(says settled)
+    assert int(lopsided[2]) == int(said.group(6)) and round(settled * int(said.group(6))) == int(said.group(5))

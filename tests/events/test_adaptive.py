@@ -13,11 +13,10 @@ from typing import Any
 from sevenrocks.server.events.adaptive import AdaptivePlan, replay_rounds, result_of
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import InProcessExecutor
+from sevenrocks.server.events.planner import judge_field
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import EventPlan, run_event
 from sevenrocks.server.publish.leaderboard import build_leaderboard
-from sevenrocks.server.stats.fit import fit
-from sevenrocks.server.stats.verdict import verdict
 
 from .conftest import bots, play_in_process
 from .test_event_grpc import DETERMINISTIC, reap_group, results, start_tournament, stop_when_stored, stored_count
@@ -104,7 +103,7 @@ def test_until_settled_stops_when_every_neighbour_pair_is_settled(tmp_path: Path
     while current:
         assert all(t.match_id in stored for t in plan.tasks), "a planned round was not played"
         done = [stored[t.match_id] for t in plan.tasks]
-        boundaries.append((len(done), verdict(fit(done, True, names), cfg.ratings.level).settled))
+        boundaries.append((len(done), judge_field(cfg, names, done)[1].settled))  # as the event judges
         if boundaries[-1][1]:
             break
         current = plan.next_round(done)

@@ -61,4 +61,4 @@ def test_the_matrix_tells_cannot_meet_from_not_played(tmp_path: Path) -> None:
     assert lb.meets("defensive+greedy", "random1+random2")
     assert ("defensive+greedy", "defensive+random1") in lb.cannot_meet
     html = render_html(lb)
-    assert "share a bot, so they never meet" in html and "P(ahead of next)" in html
+    assert "share a bot, so they never meet" in html and "gap to next" in html

@@ -35,7 +35,7 @@ def test_every_format_agrees_on_the_ranks(ladder_db: Path, tmp_path: Path) -> No
         lb = build_leaderboard(store)
     names = [r.name for r in lb.bots]
     assert sorted(names) == ["defensive", "greedy", "random1", "random2"]
-    assert [r.conservative for r in lb.bots] == sorted((r.conservative for r in lb.bots), reverse=True)
+    assert [r.mu for r in lb.bots] == sorted((r.mu for r in lb.bots), reverse=True)  # ranked by μ, as README says
     assert {names[0], names[1]} == {"defensive", "greedy"}  # the randoms trail
     assert lb.matches == lb.scheduled == 48 and len(lb.pairs) == 6 and len(lb.duplicates) == 3
 

@@ -198,3 +198,17 @@ def test_a_forfeit_shows_on_the_bot_page_with_its_log_excerpt(tmp_path: Path) ->
     other = (tmp_path / "site" / "bots" / f"{names[1 - offender.seat]}.html").read_text()
     assert "never forfeited" in other
     assert '<option>timeout</option>' in (tmp_path / "site" / "matches.html").read_text()
+
+
+def test_the_bots_page_lists_bots_in_leaderboard_order(site_db: Path, tmp_path: Path) -> None:
+    """As the page says ("in leaderboard order"); it listed them by name. The leaderboard is turned
+    upside down here so that its order cannot be the alphabetical one by chance."""
+    from sevenrocks.server.publish.site import publish_site
+
+    with Store(site_db) as store:
+        lb = build_leaderboard(store)
+        lb.bots = list(reversed(lb.bots))
+        publish_site(store, tmp_path / "site", None, tmp_path / "logs", lb=lb)
+    page = (tmp_path / "site" / "bots.html").read_text()
+    listed = list(dict.fromkeys(re.findall(r'href="bots/([^"]+)\.html"', page)))
+    assert "in leaderboard order" in page and listed == [r.name for r in lb.bots] != sorted(listed), listed

@@ -22,9 +22,9 @@ from ..events.store import Store, StoreError
 def leaderboard(db_path: Path, fmt: str, out_path: Path | None, event: str | None) -> None:
     """Rebuild the leaderboard from stored results and print or write it.
 
-    Ratings are recomputed from the results in schedule order, so the output is
-    the same every time for the same database. With several events in one file
-    (a league) they are rated together in the order they were created.
+    Ratings are fitted to all stored results at once (their order does not
+    matter), so the output is the same every time for the same database. With
+    several events in one file (a league) they are rated together.
 
     \b
     Examples:

@@ -23,7 +23,7 @@ from ..referee.dealguard import DealGuard
 from ..sandbox.launch import LaunchError
 from ..sandbox.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
-from ..publish.render import render_table, settled_line, write_all
+from ..publish.render import render_table, summary_lines, write_all
 from ..events.store import Store, StoreError, check_db_path, explain
 from ..events.tournament import EventPlan, run_event
 from .ports import listening
@@ -180,8 +180,9 @@ def _number_or_text(text: str) -> float | str:
 @click.option("--listen", default="127.0.0.1:0", show_default=True, metavar="HOST:PORT",
               help="Where the referee listens; use 0.0.0.0:PORT when remote entrants connect from other machines.")
 @click.option("--until-settled", is_flag=True,
-              help="Schedule adaptively and stop as soon as every neighbour pair on the leaderboard is settled "
-                   "(or the budget is spent).")
+              help="Schedule adaptively and stop as soon as every neighbour pair that matters is decided: ahead, "
+                   "or tied within --tie-within (or the budget is spent). The claims hold together at the "
+                   "config's [ratings] level however often the event looked.")
 @click.option("--budget", type=click.IntRange(min=1), default=None,
               help="Adaptive events: at most this many matches (default: the config's, else 200).")
 @click.option("--tie-within", metavar="DELTA", default=None,
@@ -310,10 +311,13 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         click.echo(render_table(lb, pair_rows=TERMINAL_PAIRS))
     for line in summary(config, plan, db_path, out_dir / "logs"):
         click.echo(line, err=True)
-    if quiet:
-        click.echo(settled_line(lb), err=True)
     click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}; "
                f"event site ({site.replays} replays) at {site.out_dir / 'index.html'}", err=True)
+    # The last lines: the order, what is settled, what would settle the rest (details are in the files).
+    more = (f"running it again with a larger --budget than {config.schedule.budget} (it continues where it stopped)"
+            if config.schedule.mode == "adaptive" else "more deals ([event] deals) or an adaptive event (--budget N)")
+    for line in summary_lines(lb, more, verdict=quiet):  # without --quiet the table above says the verdict
+        click.echo(line, err=True)
 
 
 class Interrupted(Exception):

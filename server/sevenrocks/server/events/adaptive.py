@@ -30,7 +30,7 @@ from ..stats.fit import Result
 from ..stats.verdict import Verdict
 
 #: Bump when the planner's code changes what a config plays (part of the fingerprint).
-PLANNER_VERSION = 2
+PLANNER_VERSION = 3  # 3: the verdict it focuses by weighs head-to-head records and judges the order as one Holm family
 
 
 def round_size(config: EventConfig) -> int:

@@ -45,6 +45,7 @@ from .versions import Versions
 from .tournament import EventPlan, Progress, Run, _InOrder, run_loop
 from ..stats.fit import Result, fit
 from ..stats.ratings import RatingBook
+from ..stats.record import plays_head_to_head, records
 from ..stats.verdict import verdict
 
 LEAGUE_KEYS = {"round_matches", "final_matches", "poll_s", "idle_s", "stop_after"}
@@ -214,9 +215,9 @@ class Standings:
     matches: int
 
     def lines(self) -> list[str]:
-        out = [f"{'place':>5}  {'entrant':<24} {'mu':>7} {'sigma':>6} {'matches':>7}  P(ahead of next)"]
+        out = [f"{'place':>5}  {'entrant':<24} {'mu':>7} {'sigma':>6} {'matches':>7}  against the next"]
         for r in self.rows:
-            p = "" if r.p_ahead is None else f"{r.p_ahead:.3f} {'settled' if r.settled else 'NOT settled'}"
+            p = "" if r.settled is None else "ahead (settled)" if r.settled else "open (NOT settled)"
             out.append(f"{r.place:>5}  {r.name:<24} {r.mu:7.2f} {r.sigma:6.2f} {r.matches:7d}  {p}")
         verdict_line = ("the final order is settled" if self.settled else
                         f"the final order is NOT settled at level {self.level:g}: entrants sharing a place "
@@ -226,6 +227,23 @@ class Standings:
     def to_json(self) -> dict[str, Any]:
         return {"settled": self.settled, "level": self.level, "matches": self.matches,
                 "standings": [dataclasses.asdict(r) for r in self.rows]}
+
+
+def places(settled: Sequence[bool]) -> list[str]:
+    """Places of an order whose neighbour i is ahead of neighbour i + 1 when ``settled[i]``.
+
+    A chain of unsettled neighbours is one tie: its members share the place of the first, ``=2``.
+
+    >>> places([True, False, True])
+    ['1', '=2', '=2', '4']
+    """
+    out, place = [], 1
+    for i in range(len(settled) + 1):
+        if i and settled[i - 1]:
+            place = i + 1
+        tied = (i and not settled[i - 1]) or (i < len(settled) and not settled[i])
+        out.append(f"={place}" if tied else str(place))
+    return out
 
 
 def final_standings(store: Store, config: EventConfig, active: Sequence[str]) -> Standings:
@@ -239,18 +257,16 @@ def final_standings(store: Store, config: EventConfig, active: Sequence[str]) ->
     results = [Result(m.seats, m.ranks, m.group) for m in matches]
     counts = store.match_counts(config.name)
     active = [n for n in active if counts.get(n)]  # an entrant that never played has nothing to rank
-    f = fit(results, config.make_ruleset().partnerships, list(active))
+    partnerships = config.make_ruleset().partnerships
+    f = fit(results, partnerships, list(active))
     order = sorted(active, key=lambda n: (-f.rating(n).mu, n))
-    v = verdict(f, config.ratings.level, order)
+    h2h = records(results) if plays_head_to_head(config.format, config.head_to_head, partnerships) else None
+    v = verdict(f, config.ratings.level, order, records=h2h, partnerships=partnerships)
     rows: list[Standing] = []
-    place = 1
-    for i, name in enumerate(order):
-        if i and v.neighbours[i - 1].settled:
-            place = i + 1
-        tied = (i and not v.neighbours[i - 1].settled) or (i < len(v.neighbours) and not v.neighbours[i].settled)
+    for i, (name, place) in enumerate(zip(order, places([n.settled for n in v.neighbours]))):
         nb = v.neighbours[i] if i < len(v.neighbours) else None
         r = f.rating(name)
-        rows.append(Standing(f"={place}" if tied else str(place), name, r.mu, r.sigma, counts.get(name, 0),
+        rows.append(Standing(place, name, r.mu, r.sigma, counts.get(name, 0),
                              None if nb is None else nb.p_ahead, None if nb is None else nb.settled))
     return Standings(tuple(rows), v.settled and len(order) > 1, config.ratings.level, len(matches))
 

@@ -39,6 +39,7 @@ from .config import EventConfig
 from .schedule import MatchTask, RulesetSpec, deal_seed, ruleset_spec
 from ..stats.fit import Fit, Result, fit
 from ..stats.intervals import derive_seed
+from ..stats.record import plays_head_to_head, records
 from ..stats.verdict import Neighbour, Verdict, half_width, match_information, verdict
 
 #: Share of a later round's matches spent on undecided neighbour pairs; the rest explores.
@@ -375,11 +376,13 @@ def _targets(v: Verdict, top_k: int | None) -> list[Neighbour]:
 
 def judge_field(config: EventConfig, entrants: Sequence[str], results: Sequence[Result]) -> tuple[Fit, Verdict]:
     """The fit of every result and the verdict on the active field's order."""
-    f = fit(results, config.make_ruleset().partnerships, list(entrants))
+    partnerships = config.make_ruleset().partnerships
+    f = fit(results, partnerships, list(entrants))
     active = set(entrants)
     order = [n for n in sorted(f.names, key=lambda n: (-f.theta[f.index(n)], n)) if n in active]
     s = config.schedule
-    return f, verdict(f, config.ratings.level, order, s.tie_within, s.top_k or None)
+    h2h = records(results) if plays_head_to_head(config.format, config.head_to_head, partnerships) else None
+    return f, verdict(f, config.ratings.level, order, s.tie_within, s.top_k or None, h2h, partnerships)
 
 
 def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[Result],

@@ -19,6 +19,7 @@ from ..stats.fit import Result, fit, fit_pairs
 from ..stats.ratings import RatingBook, pair_name
 from ..stats.verdict import DEFAULT_LEVEL, verdict, win_rate_of_margin
 from ..stats.intervals import percentile, wilson
+from ..stats.record import plays_head_to_head, records
 from ..events.store import EventInfo, Store, StoredMatch
 
 
@@ -58,7 +59,8 @@ class Row:
     forfeits: dict[str, int] = field(default_factory=dict)
     decision_p50_ms: float = math.nan
     decision_p95_ms: float = math.nan
-    #: P(this row is really ahead of the next row down); NaN on the last row.
+    #: P(this row is really ahead of the next row down) as if the event had looked once (NaN on the
+    #: last row): the JSON and CSV keep it; the verdict below is what to read.
     p_ahead: float = math.nan
     #: Whether that order is settled at the leaderboard's level (None on the last row).
     settled: bool | None = None
@@ -119,7 +121,7 @@ class Leaderboard:
     withdrawn: list[Withdrawal] = field(default_factory=list)
     #: Voided attempts by reason: infrastructure faults, played again and charged to nobody.
     voided: dict[str, int] = field(default_factory=dict)
-    #: The level P(ahead) must reach for a neighbour pair to count as settled.
+    #: The level at which the verdict's claims on the pairs that matter hold, all at once.
     level: float = 0.95
     #: Every neighbour pair of bots settled: the bots' order is settled.
     settled: bool = False
@@ -133,6 +135,8 @@ class Leaderboard:
     top_k: int | None = None
     #: Every pair that matters is ahead or tied within δ: the event had nothing left to learn.
     decided: bool = False
+    #: Every pair that matters (the first ``top_k``, or all) is ahead: their order is settled.
+    top_settled: bool = False
 
     @property
     def tie_win_rate(self) -> float:
@@ -211,7 +215,10 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}") for m in matches]
     bot_fit = fit(results, partnerships, entrants)
     top_k = top_k if top_k is not None and top_k < len(entrants) else None
-    judged = verdict(bot_fit, level, margin=margin, top_k=top_k)
+    event_cfg = infos[-1].config
+    h2h = (records(results) if plays_head_to_head(str(event_cfg.get("format", "")), bool(event_cfg.get("head_to_head")),
+                                                  partnerships) else None)
+    judged = verdict(bot_fit, level, margin=margin, top_k=top_k, records=h2h, partnerships=partnerships)
     history: list[tuple[int, dict[str, float]]] = []
     if len(matches) <= HISTORY_MATCHES and len(entrants) <= HISTORY_BOTS:
         book = RatingBook(partnerships, tau, draw)
@@ -240,7 +247,7 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
         withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart, subjects,
-        margin, judged.top_k, judged.decided and len(bots) > 1,
+        margin, judged.top_k, judged.decided and len(bots) > 1, judged.top_settled and len(bots) > 1,
     )
 
 

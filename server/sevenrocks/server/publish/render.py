@@ -37,8 +37,11 @@ def _ci(row: Row) -> str:
     return "–" if math.isnan(row.win_low) else f"{100 * row.win_low:.0f}–{100 * row.win_high:.0f}%"
 
 
-def _ahead(row: Row) -> str:
-    return "–" if math.isnan(row.p_ahead) else f"{100 * row.p_ahead:.1f}%"
+def _gap(row: Row) -> str:
+    """The always-valid interval on (this row's μ − the next row's μ) behind the verdict."""
+    if math.isnan(row.gap_low) and math.isnan(row.gap_high):
+        return "–"
+    return f"{row.gap_low:+.1f} … {row.gap_high:+.1f}".replace("inf", "∞")
 
 
 def _verdict(lb: Leaderboard) -> Callable[[Row], str]:
@@ -66,17 +69,45 @@ def settled_line(lb: Leaderboard) -> str:
     level = f"{100 * lb.level:g}%"
     judged = [r for r in lb.bots if lb.judged(r)]
     count = Counter(r.verdict for r in judged)
-    weakest = min(judged, key=lambda r: r.p_ahead)
-    nxt = lb.bots[weakest.rank]
-    where = f"least sure: {weakest.name} ahead of {nxt.name} with P = {_ahead(weakest)}"
     scope = f"the top {lb.top_k} places" if lb.top_k is not None else "every neighbour pair"
     tally = (f"{count['ahead']} ahead, {count['tied']} tied within δ, {count['open']} open, "
-             f"of {len(judged)} pairs ({scope}; always-valid intervals at {level}, {delta_words(lb)}; {where})")
+             f"of {len(judged)} pairs ({scope}; always-valid intervals, every claim holding at once at {level}; "
+             f"{delta_words(lb)})")
     if lb.settled:
         return f"Order SETTLED at {level}: every bot is ahead of the next: {tally}."
+    if lb.top_settled:
+        return f"Top {lb.top_k} SETTLED at {level}: each of the first {lb.top_k} places is ahead of the next: {tally}."
     if lb.decided:
         return f"Order DECIDED at {level}: every pair that matters is ahead or tied: {tally}."
-    return f"Order NOT SETTLED at {level}: {tally}; more matches would tell (a larger --budget)."
+    return f"Order NOT SETTLED at {level}: {tally}; more matches between the open pairs would tell."
+
+
+def summary_lines(lb: Leaderboard, more: str = "more matches between them", verdict: bool = True) -> list[str]:
+    """The terminal's last words: the order, what is settled, and what would settle the rest.
+
+    ``more`` names what the user can do about an open pair in this command (a larger
+    ``--budget`` for an adaptive tournament, more deals for a fixed one, ...);
+    ``verdict`` adds :func:`settled_line` (leave it out right under a table that has it).
+    """
+    if len(lb.bots) < 2:
+        return [settled_line(lb)]
+    judged = [r for r in lb.bots if lb.judged(r)]
+    below = {r.rank: lb.bots[r.rank].name for r in judged}
+    ahead = [f"{r.name} > {below[r.rank]}" for r in judged if r.verdict == "ahead"]
+    tied = [f"{r.name} = {below[r.rank]}" for r in judged if r.verdict == "tied"]
+    open_ = [f"{r.name} ? {below[r.rank]} ({_gap(r)})" for r in judged if r.verdict == "open"]
+    scope = f"top {lb.top_k}" if lb.top_k is not None else "order"
+    lines = [f"Order by μ: {', '.join(r.name for r in lb.bots[:12])}"
+             + (f", … ({len(lb.bots)} bots)" if len(lb.bots) > 12 else "")]
+    if verdict:
+        lines.append(settled_line(lb))
+    lines.append(f"Settled ({scope}, every claim at once at {100 * lb.level:g}%): "
+                 + ("; ".join(ahead[:8] + tied[:8]) + (" …" if len(ahead) + len(tied) > 16 else "")
+                    if ahead or tied else "nothing yet"))
+    if open_:
+        lines.append(f"Open (interval on the μ gap): {'; '.join(open_[:8])}{' …' if len(open_) > 8 else ''}; "
+                     f"{more} would settle {'it' if len(open_) == 1 else 'them'}.")
+    return lines
 
 
 def _forfeits(row: Row) -> str:
@@ -90,7 +121,7 @@ COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
     ("mu-3σ", lambda r: _f(r.conservative)),
     ("mu", lambda r: _f(r.mu)),
     ("σ", lambda r: _f(r.sigma)),
-    ("P(ahead of next)", _ahead),
+    ("gap to next", _gap),
     ("order", lambda r: "–"),  # the verdict: filled per leaderboard by columns_of()
     ("matches", lambda r: str(r.matches)),
     ("W-D-L", lambda r: f"{r.wins}-{r.draws}-{r.losses}"),
@@ -118,8 +149,8 @@ COLUMN_HELP: dict[str, str] = {
              "A newcomer starts near 0; it rises as results make the estimate both high and sure.",
     "mu": "The estimated skill on TrueSkill's scale (25 is where a newcomer starts), fitted to all results at once.",
     "σ": "How unsure that estimate still is (8.33 at the start; it shrinks with every match).",
-    "P(ahead of next)": "The probability that this bot is really stronger than the one ranked just below it, "
-                        "from a model paired by deal (or bootstrapped over deals).",
+    "gap to next": "How far this bot's mu is above the next one's, as an always-valid interval (it holds "
+                   "however often the event looked): “ahead” below when it lies above 0.",
     "order": "The verdict on this bot against the next one down: “ahead” when an always-valid interval "
              "on their difference lies above 0, “tied within δ” when it lies inside ±δ (the event's tie "
              "margin), “open” otherwise (more matches would tell). The interval holds at the stated level "

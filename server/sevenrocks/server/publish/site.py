@@ -202,7 +202,9 @@ class SitePages:
         self.teams = [_team(s, self.partnerships) for s in range(infos[0].players)]
         self.files = _unique_names(m.match_id for m in all_matches)
         self.by_file = {self.files[m.match_id]: m for m in self.matches}
-        self.bots = sorted({n for m in all_matches for n in m.seats} | {r.name for r in self.lb.bots})
+        # Leaderboard order (as the Bots page says), then anyone unrated by name.
+        ranked = [r.name for r in self.lb.bots]
+        self.bots = ranked + sorted({n for m in all_matches for n in m.seats} - set(ranked))
         self.bot_files = _unique_names(self.bots)
         self.rows = [_row(m, self.partnerships, self.files[m.match_id], self.teams) for m in self.matches]
         self.chunks = max(1, math.ceil(len(self.rows) / CHUNK)) if self.rows else 0

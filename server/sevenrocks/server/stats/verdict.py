@@ -24,21 +24,38 @@ cluster-robust ("sandwich") one with one cluster per duplicate group, widened by
 Student's t with (groups − 1) degrees of freedom: deals are the independent
 units, and a partnership is not always the sum of its bots.
 
-``p_ahead`` is still the fixed-sample P(upper ahead) the leaderboard prints; a
-pair is settled only when the confidence sequence says so, which needs more
-evidence than p_ahead >= level. ``bench/field.py`` and ``bench/ranking.py``
-measure how often a claim is wrong.
+**A pair that wins every match.** Under complete separation the fit's peak runs
+towards the prior's edge and se grows with the evidence (Hauck–Donner): 160 wins of
+160 read "open". So in a format that seats pairs head to head, a pair's evidence is
+the average of two e-values, fixed in advance: the fit's (the Robbins mixture
+above, as an e-value: it is ≥ 1/α exactly outside the interval) with weight
+:data:`FIT_WEIGHT`, and its own head-to-head record's (:mod:`.record`, an exact
+betting test) with the rest. An average of e-values is an e-value, so the interval
+{d : evidence against d < 1/α} is still always-valid, and the verdict is monotone
+in wins: each win raises the record's e-value.
+
+**The order as one claim.** k neighbour pairs each wrong with probability ≤ α
+would make an order wrong with probability up to k·α. The pairs that matter (all,
+or the first ``top_k``) are one family judged by Holm's step-down (:func:`holm`):
+every claim on them holds at once with probability ≥ level. Pairs past the top k
+are judged each on its own, so with ``top_k`` the whole order is never claimed.
+
+``p_ahead`` is the fixed-sample P(upper ahead) as if this were the only look; the
+terminal no longer prints it (it read 100% beside "open"); JSON and CSV keep it.
+``bench/ranking.py`` and ``bench/field.py`` measure how often a claim is wrong.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
+import numpy as np
 from scipy import special
 
 from .fit import BETA, Fit
+from .record import Record, record_of
 
 DEFAULT_LEVEL = 0.95
 #: Mixing precision of the confidence sequence, in 1 / (rating points)²: the boundary is
@@ -62,6 +79,8 @@ class Neighbour:
     #: The always-valid interval on θ_upper − θ_lower (rating points) at the verdict's level.
     low: float = -math.inf
     high: float = math.inf
+    #: The level this pair was judged at (stricter than the verdict's when its family has several pairs).
+    judged_at: float = DEFAULT_LEVEL
 
     @property
     def decided(self) -> bool:
@@ -85,8 +104,18 @@ class Verdict:
 
     @property
     def settled(self) -> bool:
-        """Every neighbour pair settled (and there is something to order)."""
-        return bool(self.neighbours) and all(n.settled for n in self.neighbours)
+        """The whole order is settled: every neighbour pair ahead, all judged as one family.
+
+        With ``top_k`` the pairs below the prize places are judged each on its own, so
+        the whole order is never claimed (see :attr:`top_settled`).
+        """
+        return (bool(self.neighbours) and len(self.considered) == len(self.neighbours)
+                and all(n.settled for n in self.neighbours))
+
+    @property
+    def top_settled(self) -> bool:
+        """Every pair that matters (the first ``top_k``, or all) is ahead: their order is settled."""
+        return bool(self.considered) and all(n.settled for n in self.considered)
 
     @property
     def considered(self) -> tuple[Neighbour, ...]:
@@ -177,22 +206,126 @@ def p_ahead(fit: Fit, a: str, b: str) -> float:
     return p_robust if abs(p_robust - 0.5) < abs(p_model - 0.5) else p_model
 
 
-def judge(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: float = 0.0,
-          widen: float | None = None) -> Neighbour:
-    """What the evidence says about ``a`` above ``b``: ahead, tied within ``margin``, or open."""
+#: Share of the fit's e-value in the evidence of a pair that may meet head to head; the pair's own
+#: record (:mod:`.record`) gets the rest. Fixed before any match: the average of two e-values is one.
+FIT_WEIGHT = 0.8
+#: Points of the grid the combined evidence is read on (over the fit's widest interval).
+GRID = 201
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What one pair's results say, before the family's levels are applied (:func:`verdict`)."""
+
+    #: The combined e-value against "upper is not ahead" (d ≤ 0), and against "not within ±δ" (log).
+    log_ahead: float
+    log_tied: float
+    #: The grid of differences d and the combined log e-value against each (to read intervals at any level).
+    grid: tuple[float, ...]
+    log_e: tuple[float, ...]
+
+    def interval(self, level: float) -> tuple[float, float]:
+        """The always-valid interval at ``level``: every d whose e-value stays below 1/(1 − level)."""
+        bound = math.log(1 / (1 - level))
+        inside = [d for d, e in zip(self.grid, self.log_e) if e < bound]
+        if not inside:  # the fit and the record contradict each other: the least rejected point
+            best = self.grid[min(range(len(self.grid)), key=lambda i: self.log_e[i])]
+            return best, best
+        low, high = inside[0], inside[-1]
+        # An interval reaching the grid's edge is not bounded there (the fit had no information).
+        return (low if low > self.grid[0] else -math.inf, high if high < self.grid[-1] else math.inf)
+
+
+def evidence(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: float = 0.0,
+             widen: float | None = None, record: Record | None = None, partnerships: bool = True,
+             least_level: float | None = None) -> Evidence:
+    """The combined evidence on θ_a − θ_b: the fit's confidence sequence and, when given, a's
+    head-to-head ``record`` against b (weights :data:`FIT_WEIGHT` and the rest).
+
+    The grid spans the fit's own interval at the strictest level the family may ask for
+    (``least_level``): beyond it the fit's share alone already rejects every d.
+    """
     d, se = doubt(fit, a, b, level, widen)
-    w = half_width(se, level)
-    low, high = d - w, d + w
-    return Neighbour(a, b, p_ahead(fit, a, b), low > 0, margin > 0 and -margin < low and high < margin, low, high)
+    strictest = least_level if least_level is not None else level
+    weight = FIT_WEIGHT if record is not None else 1.0
+    reach = half_width(se, 1 - (1 - strictest) * weight) if se > 0 else 0.0
+    if not math.isfinite(reach):
+        return Evidence(0.0, 0.0, (-math.inf, math.inf), (0.0, 0.0))
+    span = max(reach * 1.05, 1e-9)
+    points = np.unique(np.concatenate([np.linspace(d - span, d + span, GRID), [0.0, margin, -margin]]))
+    v = 1 / (se * se) if se > 0 else math.inf
+    if math.isfinite(v):
+        # Robbins' normal mixture as an e-value against each d: ≥ 1/α exactly outside d̂ ± half_width.
+        fit_log = 0.5 * math.log(RHO / (v + RHO)) + v * v * (d - points) ** 2 / (2 * (v + RHO))
+    else:
+        fit_log = np.where(points == d, 0.0, np.inf)
+    if record is None:
+        log_e = fit_log
+    else:
+        scale = BETA if partnerships else math.sqrt(2) * BETA
+        rec_log = record.log_evalues(special.ndtr(points / scale))
+        log_e = np.logaddexp(math.log(weight) + fit_log, math.log(1 - weight) + rec_log)
+    not_ahead = log_e[points <= 0]
+    outside = log_e[np.abs(points) >= margin] if margin > 0 else np.array([0.0])
+    return Evidence(float(not_ahead.min()), float(outside.min()), tuple(points.tolist()), tuple(log_e.tolist()))
+
+
+def judge(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: float = 0.0,
+          widen: float | None = None, record: Record | None = None, partnerships: bool = True) -> Neighbour:
+    """What the evidence says about ``a`` above ``b`` on its own (one pair, at ``level``)."""
+    return _neighbour(fit, a, b, evidence(fit, a, b, level, margin, widen, record, partnerships), level, margin)
+
+
+def _neighbour(fit: Fit, a: str, b: str, ev: Evidence, level: float, margin: float) -> Neighbour:
+    low, high = ev.interval(level)
+    bound = math.log(1 / (1 - level))
+    return Neighbour(a, b, p_ahead(fit, a, b), ev.log_ahead >= bound and low > 0,
+                     margin > 0 and ev.log_tied >= bound and -margin < low and high < margin, low, high, level)
+
+
+def holm(evidence: Sequence[Evidence], level: float, margin: float) -> list[float]:
+    """The level each pair is judged at so that every claim of the family holds at once with
+    probability ≥ ``level`` (Holm's step-down over the claims' e-values as anytime p-values).
+
+    The family is every claim the pairs could make: "ahead" for each, and "tied within δ"
+    for each when δ > 0. The strongest claim is held to α/m, the next to α/(m − 1), …;
+    at the first that fails, it and every weaker one are held to that level (so nothing
+    weaker is claimed). Returns one level per pair (1 − its α).
+    """
+    alpha = 1 - level
+    claims = sorted(((max(e.log_ahead, e.log_tied if margin > 0 else -math.inf), i) for i, e in enumerate(evidence)),
+                    reverse=True)
+    family = len(evidence) * (2 if margin > 0 else 1)
+    out = [1 - alpha / family] * len(evidence)
+    failed: float | None = None
+    for step, (log_e, i) in enumerate(claims):
+        need = alpha / (family - step) if failed is None else failed
+        if failed is None and log_e < math.log(1 / need):
+            failed = need  # Holm stops here: this pair and every weaker one are held to it
+        out[i] = 1 - need
+    return out
 
 
 def verdict(fit: Fit, level: float = DEFAULT_LEVEL, order: Sequence[str] | None = None,
-            margin: float = 0.0, top_k: int | None = None) -> Verdict:
-    """Every pair of neighbours in ``order`` (default: the fit's) judged at ``level``, ties within ``margin``."""
+            margin: float = 0.0, top_k: int | None = None,
+            records: Mapping[tuple[str, str], Record] | None = None, partnerships: bool = True) -> Verdict:
+    """Every pair of neighbours in ``order`` (default: the fit's) judged at ``level``, ties within ``margin``.
+
+    The pairs that matter (all, or the first ``top_k``) are one family: their claims
+    hold *together* with probability ≥ ``level`` (:func:`holm`); pairs past the top k
+    are judged each on its own. ``records`` (:func:`.record.records` of the results) adds
+    each pair's head-to-head record to the fit's evidence (None: the fit alone).
+    """
     ranked = tuple(order) if order is not None else order_of(fit)
     widen = _widen(fit.clusters, level) if fit.clusters >= 2 else None
-    pairs = tuple(judge(fit, a, b, level, margin, widen) for a, b in zip(ranked, ranked[1:]))
-    return Verdict(ranked, pairs, level, margin, top_k)
+    pairs = list(zip(ranked, ranked[1:]))
+    family = len(pairs) if top_k is None else min(top_k, len(pairs))
+    least = 1 - (1 - level) / max(1, family * (2 if margin > 0 else 1))
+    evs = [evidence(fit, a, b, level, margin, widen, None if records is None else record_of(records, a, b),
+                    partnerships, least) for a, b in pairs]
+    levels = holm(evs[:family], level, margin) + [level] * (len(pairs) - family)
+    judged = tuple(_neighbour(fit, a, b, ev, lv, margin) for (a, b), ev, lv in zip(pairs, evs, levels))
+    return Verdict(ranked, judged, level, margin, top_k)
 
 
 def student_t_cdf(t: float, df: float) -> float:

@@ -1,0 +1,214 @@
+"""Can the verdict be trusted at every margin? Five truths, one run, the product's own planner and verdict.
+
+Every event is run by :class:`AdaptivePlan` (the planner and the verdict the
+tournament uses) and judged after every round by :func:`judge_field` (what
+``--until-settled`` reads), so "at any look" means at any round boundary:
+
+- **default event**: the four reference bots, matches drawn from the pool of real
+  matches (``bench/data/ranking_pool.csv``, as ``bench/ranking.py``); truth search >
+  defensive > greedy > random (greedy won all of the pool's head-to-head matches
+  against random: the one-sided pair of the real field);
+- **exact twins**: four entrants, the middle two of equal strength, matches drawn
+  from the fit's own model with the first seat winning 5 points more often (a
+  seat's edge the model does not know); any "ahead" between the twins is false;
+- **53/47 pair**: the middle two 53/47 head to head; "ahead" the wrong way is false;
+- **one-sided pair**: the middle two, the upper winning every head-to-head match;
+- **64 entrants, close top places**: top-8 neighbours 56–65% head to head above a
+  crowd, ``top_k = 8``; the claim is the top 8's order.
+
+Per truth: P(order right) at the budget (the whole order; the top 8 for the 64
+field), P(says settled) at the budget (every pair that matters "ahead"), false
+claims at any look (events with a wrong "ahead" at some round boundary), and
+matches to settle (median of the first look that says settled, over the events
+that got there; how many never did).
+
+    python bench/verdict.py                     # ~5 minutes of CPU (far more wall time on a loaded machine)
+    python bench/verdict.py --events 400 --field-events 20 --long 600 --field-per-entrant 160
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Sequence
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parent.parent
+for src in ("proto", "sdk", "server", "bots"):
+    if str(ROOT / src) not in sys.path:
+        sys.path.insert(0, str(ROOT / src))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ranking import POOL, TRUTH, Dealer, config as ranking_config, load_pool  # noqa: E402
+
+from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
+from sevenrocks.server.events.config import EventConfig, default_config, parse_config  # noqa: E402
+from sevenrocks.server.events.planner import judge_field  # noqa: E402
+from sevenrocks.server.events.schedule import MatchTask  # noqa: E402
+from sevenrocks.server.stats.fit import BETA, SIGMA0, Phi, Result  # noqa: E402
+from sevenrocks.server.stats.intervals import wilson  # noqa: E402
+from sevenrocks.server.stats.verdict import Verdict, margin_of_win_rate  # noqa: E402
+
+#: The first seat's edge in the synthetic fields (P(first seat wins) − P(second) between equals = 0.10).
+SEAT_EDGE = 0.05
+Play = Callable[[Sequence[MatchTask]], list[Result]]
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    right: bool
+    settled: bool
+    false_claim: bool
+    #: Matches at the first look that said settled (None: never within the budget).
+    settled_at: int | None
+
+
+def run(cfg: EventConfig, play: Play, truth: Sequence[str], top: int | None,
+        twins: frozenset[str] = frozenset()) -> Event:
+    """One adaptive event to its budget, judged after every round."""
+    plan = AdaptivePlan(cfg)
+    names = plan.names
+    results: list[Result] = []
+    false_claim, settled_at = False, None
+    v: Verdict | None = None
+    tasks = plan.first_round()
+    while tasks:
+        results.extend(play(tasks))
+        plan.last = None
+        tasks = plan.next_round(results)  # judges the results so far (unless the budget is spent)
+        v = plan.last if plan.last is not None else judge_field(cfg, names, results)[1]
+        false_claim = false_claim or wrong_claim(v, truth, twins)
+        if settled_at is None and v.top_settled:
+            settled_at = len(results)
+    assert v is not None
+    k = len(truth) if top is None else top
+    return Event(list(v.order[:k]) == list(truth[:k]), v.top_settled, false_claim, settled_at)
+
+
+def wrong_claim(v: Verdict, truth: Sequence[str], twins: frozenset[str]) -> bool:
+    """Some neighbour pair claimed "ahead" the wrong way, or at all between the exact ``twins``."""
+    rank = {n: i for i, n in enumerate(truth)}
+    return any(n.settled and (rank[n.upper] > rank[n.lower] or {n.upper, n.lower} == twins) for n in v.neighbours)
+
+
+def synthetic_config(names: Sequence[str], budget: int, top_k: int = 0, seed: int = 1) -> EventConfig:
+    """The default event's format (pairings plus head to head, no duplicates) for synthetic entrants."""
+    base = default_config()
+    cfg = parse_config({"event": {"name": "bench", "format": "pairings", "head_to_head": True, "duplicate": False,
+                                  "seed": seed},
+                        "entrants": [{"name": n, "command": "true"} for n in names]}, "<bench>")
+    return replace(cfg, schedule=replace(base.schedule, budget=budget, top_k=top_k, until_settled=False))
+
+
+def model_play(theta: dict[str, float], rng: random.Random, always: tuple[str, str] | None = None) -> Play:
+    """Results from the fit's own model, the first seat SEAT_EDGE more likely to win between equals;
+    ``always`` = (winner, loser): that pair's head-to-head matches are always won by the first."""
+    def one(t: MatchTask) -> Result:
+        s = t.seats
+        d = theta[s[0]] + theta[s[2]] - theta[s[1]] - theta[s[3]]
+        p = Phi(d / (2 * BETA))
+        p = min(1.0, max(0.0, p + SEAT_EDGE * 4 * p * (1 - p)))
+        if always is not None and s[0] == s[2] and s[1] == s[3] and {s[0], s[1]} == set(always):
+            p = 1.0 if s[0] == always[0] else 0.0
+        won = rng.random() < p
+        return Result(s, (0, 1) if won else (1, 0), t.group)
+    return lambda tasks: [one(t) for t in tasks]
+
+
+def four(middle_gap: float) -> dict[str, float]:
+    """A field of four: the middle pair ``middle_gap`` apart, 76/24 gaps to the outer two."""
+    return {"top": 3.0 + middle_gap, "twin1": middle_gap, "twin2": 0.0, "low": -3.0}
+
+
+def field64() -> tuple[dict[str, float], list[str]]:
+    """64 entrants: top-8 neighbours 65%, 62%, 60%, 58%, 57%, 56%, 56%, 56% head to head, then a crowd."""
+    rates = (0.65, 0.62, 0.60, 0.58, 0.57, 0.56, 0.56, 0.56)
+    theta = {"p00": 20.0}
+    for i, r in enumerate(rates, start=1):
+        theta[f"p{i:02d}"] = theta[f"p{i - 1:02d}"] - margin_of_win_rate(r)
+    low = theta[f"p{len(rates):02d}"]
+    from scipy import stats
+    n = 64 - len(theta)
+    crowd = [SIGMA0 * float(stats.norm.ppf((n - i - 0.5) / n)) for i in range(n)]
+    shift = crowd[0] - (low - 2.0)
+    for i, q in enumerate(crowd):
+        theta[f"c{i:02d}"] = q - shift
+    return theta, sorted(theta, key=lambda k: -theta[k])
+
+
+def summary(name: str, size: str, events: list[Event]) -> list[str]:
+    print(f"... {name}: done at {time.process_time():.0f} s CPU", file=sys.stderr, flush=True)
+    n = len(events)
+    right = sum(e.right for e in events)
+    settled = sum(e.settled for e in events)
+    false = sum(e.false_claim for e in events)
+    at = [e.settled_at for e in events if e.settled_at is not None]
+    lo, hi = wilson(right, n)
+    flo, fhi = wilson(false, n)
+    median = f"{statistics.median(at):.0f}" if at else "–"
+    return [name, size, str(n), f"{right / n:.3f} ({lo:.2f}–{hi:.2f})", f"{settled / n:.3f}",
+            f"{false}/{n} = {false / n:.3f} (≤ {fhi:.3f})", f"{median} ({n - len(at)} never)"]
+
+
+HEADERS = ["truth", "event", "events", "P(order right) (95% CI)", "P(says settled)",
+           "false claims at any look (95% upper)", "matches to settle: median (never)"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    ap.add_argument("--events", type=int, default=150, help="events per row of four entrants")
+    ap.add_argument("--field-events", type=int, default=4, help="events of the 64-entrant field")
+    ap.add_argument("--long", type=int, default=400, help="budget of the synthetic four-entrant events")
+    ap.add_argument("--field-per-entrant", type=int, default=120, help="matches per entrant of the 64 field")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    start = time.monotonic()
+    rng = random.Random(args.seed)
+    rows: list[list[str]] = []
+    default = default_config()
+    pool = load_pool(POOL)
+    cfg = ranking_config("pairings", True, default.duplicate, **{
+        k: getattr(default.schedule, k) for k in ("mode", "budget", "round_deals", "until_settled")})
+    rows.append(summary("reference bots (pool)", f"default event, budget {default.schedule.budget}",
+                        [run(cfg, Dealer(pool, rng).play, TRUTH, None) for _ in range(args.events)]))
+    timings = [f"default {time.monotonic() - start:.0f} s"]
+    names4 = ["top", "twin1", "twin2", "low"]
+    for label, theta, always, twins in (
+            ("exact twins (+ seat edge)", four(0.0), None, frozenset({"twin1", "twin2"})),
+            ("53/47 pair", four(margin_of_win_rate(0.53)), None, frozenset()),
+            ("one-sided pair (100% head to head)", four(margin_of_win_rate(0.53)), ("twin1", "twin2"), frozenset())):
+        t0 = time.monotonic()
+        c = synthetic_config(names4, args.long)
+        rows.append(summary(label, f"default format, budget {args.long}",
+                            [run(c, model_play(theta, rng, always), names4, None, twins) for _ in range(args.events)]))
+        timings.append(f"{label.split(' (')[0]} {time.monotonic() - t0:.0f} s")
+    t0 = time.monotonic()
+    theta, truth = field64()
+    c = synthetic_config(truth, 64 * args.field_per_entrant, top_k=8)
+    c = replace(c, schedule=replace(c.schedule, round_deals=64))
+    rows.append(summary("64 entrants, top-8 neighbours 56–65%", f"top_k 8, {args.field_per_entrant}/entrant",
+                        [run(replace(c, seed=args.seed + i), model_play(theta, rng), truth, 8)
+                         for i in range(args.field_events)]))
+    timings.append(f"64 field {time.monotonic() - t0:.0f} s")
+    print(f"seed {args.seed}; {args.events} events per four-entrant row, {args.field_events} of the 64 field; "
+          f"{time.monotonic() - start:.0f} s wall, {time.process_time():.0f} s CPU ({', '.join(timings)}; "
+          "shared 2-core machine)")
+    print("| " + " | ".join(HEADERS) + " |")
+    print("|" + "|".join("---" if i < 2 else "---:" for i in range(len(HEADERS))) + "|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print("\nTwins: any 'ahead' between them is false, and their order is a coin toss (P(order right) ~ 0.5);"
+          " elsewhere 'ahead' the wrong way is false. The 64 field's order and 'settled' are its top 8 (top_k);"
+          " matches to settle count the whole event's matches.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
