@@ -1,6 +1,6 @@
 """Bots' decision latency while spectators and authors load the live site: main's design against this one.
 
-The issue (27, item 4): the live site rendered its pages on the referee's event loop,
+Before: the live site rendered its pages on the referee's event loop,
 so an author reloading a page, or the site rebuilding its leaderboard after a stored
 match (a TrueSkill replay of the league), delayed the referee's reading of every bot's
 move, on the bot's clock. This measures that, as a user runs it:

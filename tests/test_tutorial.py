@@ -95,4 +95,4 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
         f.write("\n# a second version\n")
     again = run_documented(sh_commands(text)[-1], tmp_path)
     assert again.returncode == 2, again.stdout + again.stderr
-    assert "scorer: content.bot first_bot:Scorer" in again.stderr and "first: content.file first_bot.py" in again.stderr
+    assert "scorer: content.file first_bot.py" in again.stderr and "first: content.file first_bot.py" in again.stderr

@@ -158,7 +158,7 @@ def test_a_league_plays_on_after_a_withdrawal_and_waits_idle_below_a_table(tmp_p
                             text=True, env=env)
     try:
         wait_for("8 matches", lambda: len(stored(db)) >= 8, proc)
-        # The step: alpha's file replaced by one that exits at start, the config untouched.
+        # The organiser's step: alpha's file replaced by one that exits at start, the config untouched.
         write_bot(work / "alpha" / "alpha.py", "alpha two", extra="raise SystemExit('broken at start')")
         wait_for("alpha@2 withdrawn", lambda: withdrawn(db, "alpha@2"), proc)
         at_withdrawal = len(stored(db))

@@ -1,6 +1,6 @@
 """Guards with a named test each: every one of these fails when its guard is removed by hand.
 
-The issue that asked for them listed hand-made mutants that no test caught: the
+An attack on the verdict listed hand-made mutants that no test caught: the
 confidence sequence's half-width halved inside the root, the Student-t widening
 dropped, rows ranked by μ − 3σ, "Order SETTLED" printed for tied pairs or pairs
 past the top k, the planner's cap checked before adding the table, its focus share

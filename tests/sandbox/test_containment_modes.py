@@ -35,6 +35,9 @@ from .helpers import BOTS, attack, reach_unsandboxed, require_bwrap, write_confi
 DOCUMENTED = {"PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE",
               "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONWARNINGS", "SEVENROCKS_LOG",
               "SEVENROCKS_REFEREE", "SEVENROCKS_TOKEN", "SEVENROCKS_ENTRANT", "HOME", "TMPDIR", "PWD"}
+#: Set by the SDK in the bot's own process before grpc loads (a quiet gRPC core), not inherited:
+#: the sandbox keeps only ENV_KEEP of the harness's environment.
+SET_BY_THE_SDK = {"GRPC_VERBOSITY"}
 OPEN_FILES = 48
 
 
@@ -89,7 +92,7 @@ def play(tmp_path: Path, mode: str, *extra_entrants: dict[str, Any], **limits: A
     # The credential is nowhere in what the bot holds, nor anything the documentation does not name.
     assert secret not in json.dumps(seen["env"])
     assert "SECRET_CREDENTIAL" not in seen["env"]
-    extra = {k for k in seen["env"] if k not in DOCUMENTED and not k.startswith(("LC_", "PROBE_"))}
+    extra = {k for k in seen["env"] if k not in DOCUMENTED | SET_BY_THE_SDK and not k.startswith(("LC_", "PROBE_"))}
     assert extra == set(), f"{mode}: a bot inherited {sorted(extra)}"
     assert set(seen["env"]) >= {"SEVENROCKS_REFEREE", "SEVENROCKS_TOKEN", "PROBE_TCP", "PROBE_ABSTRACT"}
     # Open files: refused with EMFILE at the limit (less the few the bot already holds).
