@@ -104,7 +104,7 @@ def test_kill_9_of_a_dask_worker_and_of_the_coordinator_leaves_no_bot(tmp_path: 
     pytest.importorskip("distributed")
     require_bwrap()
     mark = f"sevenrocks-orphan-{secrets.token_hex(6)}"
-    config = write_config(tmp_path / "e.toml", entrants(mark), name="orphans", format="self", deals=6,
+    config = write_config(tmp_path / "e.toml", entrants(mark), name="orphans", format="self", deals=40,
                           concurrency=1)
     coordinator = tournament(config, tmp_path / "e.db", tmp_path / "out", "--cluster", "local:2")
     workers: set[int] = set()
@@ -127,8 +127,10 @@ def test_kill_9_of_a_dask_worker_and_of_the_coordinator_leaves_no_bot(tmp_path: 
         owned = shares()[victim]
         kill_and_check(victim, mark, owned)
 
+        # The other worker plays on (its bots may be between two matches at this instant: a fresh
+        # process per match is the default, so look for a few seconds).
+        wait_for(lambda: bot_processes(mark), 60, "the other worker's bots to run on")
         owned = set(bot_processes(mark))
-        assert owned, "the other worker's bots must still run"
         workers.update(children(coordinator.pid))
         kill_and_check(coordinator.pid, mark, owned | set(bot_processes(mark)))
         assert bot_processes(mark) == {}
