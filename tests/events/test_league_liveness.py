@@ -193,3 +193,15 @@ def test_a_league_plays_on_after_a_withdrawal_and_waits_idle_below_a_table(tmp_p
     assert "alpha@2 withdrawn" in waiting[0]
     assert "alpha@3 replaces alpha@2 (a new version)" in err
     print(f"CPU while waiting: {idle_cpu:.3f} s in 30 s")
+
+
+def test_a_round_smaller_than_one_table_still_plays(tmp_path: Path) -> None:
+    """A duplicate pairings table is four matches (every seat order of one deal); a round of fewer
+    made the planner return nothing and the loop asked it again, at full CPU, for ever. The round
+    grows to the smallest that holds a table."""
+    head = HEAD.replace("round_matches = 4", "round_matches = 2\nstop_after = 8").replace(
+        '[event]\nname = "x"\n', '[event]\nname = "x"\nduplicate = true\n')
+    game, store, said = in_process_league(tmp_path, head + field(*"abcd"))
+    with store:
+        asyncio.run(asyncio.wait_for(run_league(game), 120))
+        assert len(store.matches(["x"])) >= 8

@@ -48,6 +48,8 @@ from ..stats.ratings import RatingBook
 from ..stats.record import plays_head_to_head, records
 from ..stats.verdict import verdict
 
+#: The most matches one table of any format can be (every seat order of a deal, both ways round).
+MAX_TABLE_MATCHES = 64
 LEAGUE_KEYS = {"round_matches", "final_matches", "poll_s", "idle_s", "stop_after"}
 #: Upper bounds: a round is planned whole before the config is read again (200,000 matches a
 #: round blocked every reload), and a wait longer than an hour is a typo.
@@ -467,8 +469,14 @@ class League:
     def _plan_tables(self, run: Run, seatable: Sequence[str]) -> list[MatchTask]:
         assert run.results is not None
         round_no = self.store.next_round(self.config.name, run.done + self.settings.round_matches)
-        planned = plan_round(self.config, seatable, list(run.results.values()), round_no,
-                             self.settings.round_matches)
+        results = list(run.results.values())
+        # A round smaller than one table (a duplicate pairings table is four matches) plans nothing:
+        # grow it to the smallest that holds a table rather than ask again for ever.
+        size = self.settings.round_matches
+        planned = plan_round(self.config, seatable, results, round_no, size)
+        while not planned and size < MAX_TABLE_MATCHES:
+            size *= 2
+            planned = plan_round(self.config, seatable, results, round_no, size)
         tasks = []
         for t in planned:
             if t.match_id in run.results:
