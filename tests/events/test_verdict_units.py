@@ -86,3 +86,11 @@ def test_phi_is_the_density_of_phi() -> None:
     for z in (-2.0, -0.7, 0.3, 1.5):
         h = 1e-5
         assert phi(z) == pytest.approx((Phi(z + h) - Phi(z - h)) / (2 * h), rel=1e-6), z
+
+
+def test_a_field_with_no_match_shown_yet_has_no_claim_and_no_error() -> None:
+    """The live site builds the leaderboard of what the deal guard shows, which may be nothing yet:
+    an empty family of pairs is judged at no level (it divided by zero, and the live page stalled)."""
+    from sevenrocks.server.stats.verdict import holm
+
+    assert holm([], 0.95, 0.0) == [] and holm([], 0.95, 0.02) == []

@@ -292,6 +292,8 @@ def holm(evidence: Sequence[Evidence], level: float, margin: float) -> list[floa
     at the first that fails, it and every weaker one are held to that level (so nothing
     weaker is claimed). Returns one level per pair (1 − its α).
     """
+    if not evidence:  # no pair to judge (a field with no match shown yet): no claim, no level
+        return []
     alpha = 1 - level
     claims = sorted(((max(e.log_ahead, e.log_tied if margin > 0 else -math.inf), i) for i, e in enumerate(evidence)),
                     reverse=True)
