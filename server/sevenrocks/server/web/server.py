@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import ipaddress
 import json
+import logging
 import secrets
 import threading
 import time
@@ -44,6 +45,8 @@ from .pageproc import PageProcess, Snapshot
 from .webloop import Readers, WebLoop, relay
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 COOKIE = "sevenrocks_viewer"
 
@@ -313,7 +316,12 @@ class LiveSite:
                 view = self.view()
                 version = view[0] if view is not None else -1
                 if version != last_version:  # the standings change only with the pages' version
-                    await ws.send_json(await self.standings())
+                    try:
+                        standings = await self.standings()
+                    except RuntimeError as e:  # the page process failed on this version: say so, go on
+                        log.warning("the live standings could not be built: %s", e)
+                        standings = {"type": "standings", "rows": [], "done": 0, "total": 0}
+                    await ws.send_json(standings)
                     last_version = version
                 league = self.league_state()
                 if league is not None and league != last_league:
