@@ -109,6 +109,9 @@ def test_every_command_of_the_readme_runs_on_the_plain_install(plain_venv: Path,
         ("loadtest", ["sevenrocks", "loadtest", "--matches", "12", "--concurrency", "12"]),
         ("league", ["sevenrocks", "league", "lg.toml", "--db", "lg.db", "--out", "lg/"]),
         ("tls", ["sevenrocks", "tls", "localhost", "127.0.0.1", "--out", "tls/"]),
+        # An upload needs a league serving --web: tests/submissions/test_league_submit.py plays that
+        # whole path; here the command must load on the plain install.
+        ("submit", ["sevenrocks", "submit", "--help"]),
     ]
     assert {name for name, _ in runs} | {"serve"} == readme_commands()
     failed = []
