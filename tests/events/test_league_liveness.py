@@ -138,6 +138,16 @@ def withdrawn(db: Path, name: str) -> bool:
     return row is not None and row[0] is not None
 
 
+def league_state(db: Path) -> str | None:
+    """The league's recorded state (playing, waiting, ...), read as `leaderboard --db` reads it."""
+    c = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+    try:
+        status = read_status(c, "spring")
+    finally:
+        c.close()
+    return None if status is None else status.state
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of one process (not its children), from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -167,7 +177,9 @@ def test_a_league_plays_on_after_a_withdrawal_and_waits_idle_below_a_table(tmp_p
         assert not any("alpha@2" in seats for seats in stored(db))
         # 2. Below a table: only greedy is left (alpha@2 withdrawn, the others retired).
         league_toml(cfg, ["alpha", "greedy"])
-        time.sleep(3)  # a round in flight ends
+        # The round in flight ends first (on a loaded machine it may take a while), then it waits.
+        wait_for("the league to wait", lambda: league_state(db) == "waiting", proc)
+        time.sleep(1)
         before = len(stored(db))
         used = cpu_seconds(proc.pid)
         time.sleep(30)
