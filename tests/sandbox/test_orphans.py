@@ -120,7 +120,7 @@ def test_kill_9_of_a_dask_worker_and_of_the_coordinator_leaves_no_bot(tmp_path: 
                     out.setdefault(worker, set()).add(pid)
             return out
 
-        wait_for(lambda: sum(len(v) >= 9 for v in shares().values()) >= 2, 120,
+        wait_for(lambda: sum(len(v) >= 9 for v in shares().values()) >= 2, 300,
                  "two Dask workers to start their three bots each")
         workers.update(shares())
         victim = sorted(workers)[0]
