@@ -15,17 +15,7 @@ import pytest
 
 from ..referee.test_first_connection import (ALICE, BOB, CASES, Served, env_without_suite, make_tls,  # noqa: F401
                                              referees, sdk_bot, start_serve)
-from .test_kits import NODE_KIT, build, need
-
-
-@pytest.fixture(scope="module")
-def node_bot() -> list[str]:
-    node = need("node", "the Node.js kit")
-    need("npm", "the Node.js kit")
-    stamp = NODE_KIT / "node_modules" / ".package-lock.json"
-    if not stamp.exists() or stamp.stat().st_mtime < (NODE_KIT / "package-lock.json").stat().st_mtime:
-        build(["npm", "ci", "--no-audit", "--no-fund"], NODE_KIT, 600)
-    return [node, str(NODE_KIT / "bot.js")]
+from .test_kits import node_bot  # noqa: F401  (the Node kit, built once, as test_kits builds it)
 
 
 def run_node(argv: list[str]) -> tuple[int, list[str], float]:
