@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -69,3 +70,36 @@ def test_a_copy_that_does_not_match_its_digest_is_refused(tmp_path: Path) -> Non
     assert not any(worker.has(d) for d in archives)
     with pytest.raises(ShippingError, match="never shipped"):
         resolve(config, shipments, worker)  # type: ignore[arg-type]
+
+
+def test_a_pinned_entrant_travels_as_its_whole_version_with_the_modules_its_script_imports(tmp_path: Path) -> None:
+    """The event pins its entrants first (events/versions.py); the workers get that very version:
+    the script and the sibling module it imports, not the script alone (a worker's bot died with
+    ModuleNotFoundError when only the named file travelled)."""
+    from sevenrocks.server.events.versions import pin_event
+
+    src = tmp_path / "author"
+    src.mkdir()
+    (src / "bot.py").write_text("from helper import X\nprint(X)\n")
+    (src / "helper.py").write_text("X = 'registered helper'\n")
+    work = tmp_path / "event"
+    work.mkdir()
+    db = work / "e.db"
+    config = parse_config({"event": {"name": "ship", "format": "self"},
+                           "entrants": [{"name": "mine", "command": [sys.executable, str(src / "bot.py")]},
+                                        {"name": "builtin", "bot": "greedy"}]}, "<t>")
+    pinned = pin_event(config, db, hidden=[db])
+    coordinator = SnapshotStore(tmp_path / "coordinator")
+    shipments = plan(pinned, coordinator, cwd=work, hidden=[db, db.with_suffix(".snapshots")])
+    archives = pack(coordinator, (s.digest for s in shipments))
+    (src / "helper.py").write_text("X = 'edited'\n")
+
+    worker = SnapshotStore(tmp_path / "worker")
+    unpack(archives, worker)
+    mine = resolve(pinned, shipments, worker).entrants[0]
+    assert mine.pin is not None and mine.command is not None and mine.command[0] == sys.executable
+    home = Path(mine.pin.workdir)
+    assert home.is_relative_to(worker.root)
+    run = subprocess.run(list(mine.command), cwd=home, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "registered helper"

@@ -10,7 +10,11 @@ its own and checks that its copy has the same digest before a bot starts from it
 The worker launches the bot from that copy, never from the path the coordinator's
 config names.
 
-How a command is rewritten (``{SNAPSHOT}`` is the worker's copy):
+A pinned entrant (:mod:`.versions`: every event pins its launched entrants before
+they play) travels as its whole snapshot, unchanged: its command names paths
+relative to the snapshot, which is its working folder on the worker as well.
+
+How an unpinned command is rewritten (``{SNAPSHOT}`` is the worker's copy):
 
 * an argument that names a file or folder (``python bot.py``, ``./engine``,
   ``weights.bin``) -> ``{SNAPSHOT}/aN/NAME`` (N: the argument's position); the
@@ -86,10 +90,28 @@ def plan(config: EventConfig, store: SnapshotStore, cwd: Path | None = None,
         if e.bot is not None:
             out.append(Shipment(e.name, "", (), (), e.bot))
             continue
-        # A pinned entrant's command names its files relative to its snapshot (events/versions.py).
-        where = Path(e.pin.workdir) if e.pin is not None else cwd
-        out.append(_ship_command(e.name, e.command, store, where, (*hidden, store.root)))
+        if e.pin is not None:
+            out.append(_ship_pinned(e.name, e.command, Path(e.pin.workdir), store))
+            continue
+        out.append(_ship_command(e.name, e.command, store, cwd, (*hidden, store.root)))
     return out
+
+
+def _ship_pinned(name: str, argv: Iterable[str], workdir: Path, store: SnapshotStore) -> Shipment:
+    """A pinned entrant travels as its whole snapshot: it is the version already (chosen, with the
+    event's own files left out, by :mod:`.versions`), and its command names its files relative to
+    the snapshot, which is the bot's working folder on the worker too (:func:`resolve`).
+
+    Re-choosing files from the snapshot (as for an unpinned command) would leave out what the
+    version holds beside the script: the snapshot folder lies among the event's files."""
+    try:
+        snap = store.add(workdir)
+    except (OSError, SnapshotError) as e:
+        raise ShippingError(f"entrant {name}: its snapshot {workdir} cannot be shipped to the workers: {e}") from None
+    words = list(argv)
+    shipped = [("python" if i == 0 and (w == sys.executable or PYTHON.match(os.path.basename(w))) else w)
+               for i, w in enumerate(words)]
+    return Shipment(name, snap.digest, tuple(shipped))
 
 
 def _folder(folder: Path, prefix: str, hidden: Iterable[Path]) -> dict[str, Path]:
