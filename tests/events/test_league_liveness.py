@@ -185,7 +185,9 @@ def test_a_league_plays_on_after_a_withdrawal_and_waits_idle_below_a_table(tmp_p
         time.sleep(30)
         idle_cpu = cpu_seconds(proc.pid) - used
         assert len(stored(db)) == before  # nothing to play...
-        assert idle_cpu < 0.3, f"{idle_cpu:.2f} s of CPU in 30 s of waiting"  # ...and under 1% of a core
+        # ...and next to no CPU: about 0.4% of a core measured (the sandbox's watchdog reads each live
+        # bot's cgroup 10 times a second), 1.4% on a machine at load 23; a planning loop used 87%.
+        assert idle_cpu < 0.9, f"{idle_cpu:.2f} s of CPU in 30 s of waiting (3% of a core allowed)"
         board = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "leaderboard", "--db", str(db)],
                                capture_output=True, text=True, env=env, timeout=120)
         assert "league: waiting since" in board.stdout + board.stderr, board.stdout + board.stderr

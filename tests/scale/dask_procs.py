@@ -3,6 +3,7 @@ coordinator as a `sevenrocks tournament` process, each killable on its own (for 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -12,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -70,7 +72,13 @@ class DaskCluster:
         shell commands ``setup``; ``wrap`` runs it elsewhere, listening on ``host``, with ``python``."""
         self.specs.append(dict(nthreads=nthreads, binds=binds, extra_env=extra_env, wrap=wrap, host=host,
                                python=python, setup=setup))
-        n = len(self.workers)
+        w = self._launch(len(self.workers), nthreads, binds, extra_env, wrap, host, python, setup)
+        self.workers.append(w)
+        return w
+
+    def _launch(self, n: int, nthreads: int, binds: dict[Path, Path] | None, extra_env: dict[str, str] | None,
+                wrap: list[str] | None, host: str | None, python: str | None, setup: str) -> subprocess.Popen[bytes]:
+        """Worker ``n``'s process (its folder, and so its snapshot store, is the same each time)."""
         local = self.folder / f"worker{n}"
         local.mkdir(parents=True, exist_ok=True)
         # A short temp folder of its own: the sandbox's Unix sockets live there (108 bytes at most).
@@ -89,18 +97,36 @@ class DaskCluster:
             argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                     f"{mounts} && exec {shlex.join(argv)}"]
         argv = [*(wrap or []), *argv]
-        w = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._log(f"worker{n}"), env=env,
-                             start_new_session=True)
-        self.workers.append(w)
-        return w
+        return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._log(f"worker{n}"), env=env,
+                                start_new_session=True)
 
     def restart_dead_workers(self) -> int:
         """Start again, the same way, every worker that exited (`dask worker` gives up without its
-        scheduler; systemd's Restart=always does this on a real machine). Returns how many."""
-        dead = [spec for w, spec in zip(list(self.workers), list(self.specs)) if w.poll() is not None]
-        for spec in dead:
-            self.start_worker(**spec)
+        scheduler). Returns how many."""
+        dead = [i for i, w in enumerate(self.workers) if w.poll() is not None]
+        for i in dead:
+            self.workers[i] = self._launch(i, **self.specs[i])
         return len(dead)
+
+    @contextlib.contextmanager
+    def restarting(self, every_s: float = 0.5) -> Iterator[None]:
+        """While the block runs, a worker that exits is started again, as systemd's Restart=always
+        does on a real machine. (Restarting once, right after a scheduler's restart, raced a worker
+        still giving up on the old scheduler: it exited a moment later and the coordinator waited
+        60 s for a worker that never came.)"""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(every_s):
+                self.restart_dead_workers()
+
+        watcher = threading.Thread(target=loop, name="restart-workers", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            watcher.join()
 
     def kill_scheduler(self) -> None:
         assert self.scheduler is not None

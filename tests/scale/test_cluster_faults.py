@@ -109,8 +109,8 @@ def test_the_scheduler_lost_ends_the_coordinator_with_one_line_and_a_restarted_c
     assert "run the same command again to resume" in said[0]
     start = time.monotonic()
     cluster.start_scheduler()
-    cluster.restart_dead_workers()
-    took = run_to_the_end(config, db, out, cluster)
+    with cluster.restarting():
+        took = run_to_the_end(config, db, out, cluster)
     all_once(db)
     print(f"scheduler killed: the coordinator said so; restarted and finished in {time.monotonic() - start:.1f} s "
           f"(the run {took:.1f} s)")

@@ -153,8 +153,8 @@ def test_the_cluster_across_network_namespaces(machines: tuple[DaskCluster, Path
     start = time.monotonic()
     cluster.start_scheduler()
     wait_until(lambda: _listening(cluster.host, cluster.port), 60, "the scheduler to listen again")
-    cluster.restart_dead_workers()
-    _, timings["after the scheduler's restart"] = _finish(config, db2, tmp_path / "out2", cluster)
+    with cluster.restarting():
+        _, timings["after the scheduler's restart"] = _finish(config, db2, tmp_path / "out2", cluster)
     timings["scheduler restart to the end"] = time.monotonic() - start
     assert len(stored(db2)) == len(set(stored(db2))) == 24
 
