@@ -25,3 +25,32 @@ def test_decoder_refuses_garbage_and_oversized_messages() -> None:
     assert isinstance(big, BadMessage) and "over the 100-byte limit" in big.detail
     ok = decode(pb.BotMessage(hello=pb.Hello(name="n")).SerializeToString())
     assert isinstance(ok, pb.BotMessage) and ok.hello.name == "n"
+
+
+def test_placements_convert_by_their_bytes_and_only_valid_canonical_ones_are_cached() -> None:
+    """move_of caches by a placement's bytes (both ends convert the same few hundred over and
+    over): an absent tile stays an error after [0|0] is cached, a bad tile or side is never
+    cached, and a valid placement carrying unknown fields converts without entering the cache."""
+    import pytest
+
+    from sevenrocks.sdk import convert
+    from sevenrocks.sdk.rules import Move, Port, Side
+
+    double_blank = pb.Placement(tile=pb.Tile(low=0, high=0))
+    assert convert.move_of(double_blank) == Move((0, 0), None)
+    assert double_blank.SerializeToString() in convert._MOVES
+    with pytest.raises(convert.WireError, match="no tile"):
+        convert.move_of(pb.Placement())
+    with pytest.raises(convert.WireError, match="not a double-six tile"):
+        convert.move_of(pb.Placement(tile=pb.Tile(low=5, high=1)))
+    on_port = pb.Placement(tile=pb.Tile(low=1, high=5), port=pb.Port(tile=pb.Tile(low=5, high=5), side=pb.SIDE_LOW))
+    assert convert.move_of(on_port) == Move((1, 5), Port((5, 5), Side.LOW))
+    bad_side = pb.Placement(tile=pb.Tile(low=1, high=5), port=pb.Port(tile=pb.Tile(low=5, high=5), side=99))
+    for _ in range(2):
+        with pytest.raises(convert.WireError, match="port side"):
+            convert.move_of(bad_side)
+    assert bad_side.SerializeToString() not in convert._MOVES
+    odd = pb.Placement.FromString(on_port.SerializeToString() + b"\xf8\x01\x07")  # unknown field 31 = 7
+    assert convert.move_of(odd) == Move((1, 5), Port((5, 5), Side.LOW))
+    assert odd.SerializeToString() not in convert._MOVES
+
