@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import psutil
 
 from sevenrocks.sdk.convert import turn_msg
 from sevenrocks.sdk.rules import GameState, make_ruleset
@@ -103,6 +104,19 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children so far (a bot runs under jail.py)."""
+    total = 0.0
+    try:
+        root = psutil.Process(pid)
+        for p in [root, *root.children(recursive=True)]:
+            t = p.cpu_times()
+            total += t.user + t.system
+    except psutil.NoSuchProcess:
+        pass
+    return total
+
+
 async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
     echo = Echo()
     server = grpc.aio.server()
@@ -121,7 +135,10 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         BotProcess().start([sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "firstbot:First"],
                            f"127.0.0.1:{port}", "t2", env=env),
     ]
-    out: dict[str, list[float]] = {k: [] for k in ("echo", "raw", "raw_wall", "sdk", "sdk_wall")}
+    out: dict[str, list[float]] = {k: [] for k in ("echo", "raw", "raw_wall", "sdk", "sdk_wall", "echo_cpu",
+                                                   "raw_cpu", "raw_bot_cpu", "sdk_cpu", "sdk_bot_cpu")}
+    bot_pid = {"raw": bots[0].process.pid if bots[0].process else 0,
+               "sdk": bots[1].process.pid if bots[1].process else 0}
     try:
         if await referee.wait_for_entrants(["raw", "sdk"], 30) != {"raw", "sdk"}:
             raise SystemExit("the bench bots did not connect")
@@ -130,13 +147,17 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
             await referee.play_match(f"warm-{who}", make_ruleset(), 0, [who] * 4)
         for rep in range(reps):
             for who in ("raw", "sdk"):
+                c0, e0 = time.process_time(), cpu_of(echo_client.pid)
                 out["echo"] += await echo.run(echoes // 2)
-                t0 = time.perf_counter()
+                out["echo_cpu"].append((time.process_time() - c0 + cpu_of(echo_client.pid) - e0) * 1e6 / (echoes // 2))
+                t0, c0, b0 = time.perf_counter(), time.process_time(), cpu_of(bot_pid[who])
                 m = await referee.play_match(f"{who}-{rep}", make_ruleset(), rep + 1, [who] * 4)
-                wall = time.perf_counter() - t0
+                wall, cpu, bot_cpu = time.perf_counter() - t0, time.process_time() - c0, cpu_of(bot_pid[who]) - b0
                 ds = [d for v in m.decision_ms.values() for d in v]
                 out[who] += ds
                 out[f"{who}_wall"].append(wall * 1000 / len(ds))
+                out[f"{who}_cpu"].append((cpu + bot_cpu) * 1e6 / len(ds))
+                out[f"{who}_bot_cpu"].append(bot_cpu * 1e6 / len(ds))
         return {k: median(v) for k, v in out.items()} | {"n_echo": len(out["echo"]), "n_dec": len(out["raw"])}
     finally:
         await referee.stop()
@@ -207,8 +228,17 @@ async def decision_table(reps: int, echoes: int) -> None:
     print(f"|{'-' * 56}|{'-' * 9}|{'-' * 8}|")
     for label, ms in rows:
         print(f"| {label:<54} | {ms:7.3f} | {ms / c['echo']:6.2f} |")
+    print("\nCPU per decision (both processes: the referee or echo server, the bot or echo client), medians\n"
+          "over the matches and echo batches: what a loaded machine disturbs least\n")
+    print(f"| {'what':<54} | {'CPU us':>7} | {'bot us':>7} | {'x echo':>6} |")
+    print(f"|{'-' * 56}|{'-' * 9}|{'-' * 9}|{'-' * 8}|")
+    for label, key in (("bare grpc.aio bidi echo round trip (baseline)", "echo"),
+                       ("decision, stub-only bot", "raw"), ("decision, SDK bot", "sdk")):
+        bot = f"{c[key + '_bot_cpu']:7.0f}" if key != "echo" else f"{'':>7}"
+        print(f"| {label:<54} | {c[key + '_cpu']:7.0f} | {bot} | {c[key + '_cpu'] / c['echo_cpu']:6.2f} |")
     headline("SDK decision vs bare grpc.aio echo", f"{c['sdk'] / c['echo']:.2f}x", "<= 1.25x",
-             f"{c['sdk']:.3f} vs {c['echo']:.3f} ms, medians")
+             f"{c['sdk']:.3f} vs {c['echo']:.3f} ms, medians; wall {c['sdk_wall'] / c['echo']:.2f}x, "
+             f"CPU {c['sdk_cpu'] / c['echo_cpu']:.2f}x")
 
 
 async def throughput_table(levels: list[int]) -> None:
