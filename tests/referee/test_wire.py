@@ -54,3 +54,36 @@ def test_placements_convert_by_their_bytes_and_only_valid_canonical_ones_are_cac
     assert convert.move_of(odd) == Move((1, 5), Port((5, 5), Side.LOW))
     assert odd.SerializeToString() not in convert._MOVES
 
+
+def test_hand_built_play_and_turn_request_bodies_are_what_protobuf_writes() -> None:
+    """wire.play_body and wire.turn_request_body, byte for byte against SerializeToString(),
+    over whole matches of both rulesets (every play, every set of legal moves), and with the
+    zero and negative values protobuf writes specially."""
+    from sevenrocks.sdk.convert import play_msg, turn_msg
+    from sevenrocks.sdk.rules import GameState, Play, make_ruleset
+    from sevenrocks.server.referee.wire import play_body, turn_request_body
+
+    def turn(rid: int, rnd: int, moves: list, time_ms: int, bank: int) -> None:  # type: ignore[type-arg]
+        want = turn_msg("m", 0, rid, rnd, moves, time_ms, bank).turn_request
+        assert turn_request_body(rid, rnd, moves, time_ms, bank) == want.SerializeToString()
+
+    plays = 0
+    for ruleset, seed in ((make_ruleset(), 1), (make_ruleset(), 2), (make_ruleset("fives", 3), 3)):
+        g = GameState(ruleset, seed=seed)
+        events = g.start()
+        rid = 0
+        while not g.over:
+            moves = g.legal_moves()
+            rid += 1
+            turn(rid * 997, g.round, moves, 5000, rid % 3 * 250)
+            for ev in events:
+                if isinstance(ev, Play):
+                    plays += 1
+                    assert play_body(ev) == play_msg(ev).SerializeToString()
+            events = g.play(moves[rid % len(moves)])
+    assert plays > 100
+    first = GameState(make_ruleset(), seed=1)
+    first.start()
+    turn(2**40, 0, first.legal_moves(), 0, 0)
+    negative = Play(round=0, seat=0, tile=(0, 0), port=None, ends=0, award=0, scores=(-5, 0))
+    assert play_body(negative) == play_msg(negative).SerializeToString()
