@@ -1,7 +1,8 @@
 """Connect a bot to a referee: ``run(MyBot())`` is all a bot program needs.
 
 The client opens one stream to the referee, keeps one :class:`SeatView` per
-(match, seat) fed from the referee's messages, and asks the bot to move whenever a
+(match, seat) fed from the referee's messages (the seats of one match share one
+public table, :mod:`.sharedtable`), and asks the bot to move whenever a
 TurnRequest arrives. Sync bots run in a worker thread so the stream stays alive
 while they think; async bots are awaited. Any number of seats share the stream.
 Transient network errors reconnect with backoff, counting the attempts; a mistake
