@@ -6,7 +6,9 @@ server. Ours: the referee plays Seven Rocks against one SDK bot process holding 
 four seats (choosing its first legal move); a decision is timed at the referee from
 sending the TurnRequest to receiving the Move, the same span as the echo's round
 trip, and the wall time per decision adds the referee's own work between decisions
-(engine, records, events to every seat). Echo batches and matches alternate so that
+(engine, records, events to every seat). A second echo row reflects the bytes the
+referee really writes for one decision (four seats' play and the TurnRequest, ~5x the
+TurnRequest alone), to tell message size apart from per-message work. Echo batches and matches alternate so that
 machine noise hits both alike; medians are quoted. Then matches/s with four random
 bot processes at 1, 4 and 16 concurrent matches (``--levels``), each level against bench_scale's
 echo over as many streams (one client process and one message in flight each, at most
@@ -33,11 +35,12 @@ from typing import Any
 import grpc
 import psutil
 
-from sevenrocks.sdk.convert import turn_msg
-from sevenrocks.sdk.rules import GameState, make_ruleset
+from sevenrocks.sdk.convert import play_msg, turn_msg
+from sevenrocks.sdk.rules import GameState, Play, make_ruleset
 from sevenrocks.server.referee.faults import TimeControl
 from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee
+from sevenrocks.server.referee.wire import framed_for, seat_prefix
 
 from headline import headline
 
@@ -60,10 +63,18 @@ class Echo:
     reader task waits for the reply, the client process writes it back, the server times it."""
 
     def __init__(self) -> None:
-        self.jobs: asyncio.Queue[tuple[int, asyncio.Future[list[float]]]] = asyncio.Queue()
+        self.jobs: asyncio.Queue[tuple[int, asyncio.Future[list[float]], bytes]] = asyncio.Queue()
         g = GameState(make_ruleset(), seed=1)
         g.start()
         self.payload = turn_msg("bench-0", 0, 12345, 1, g.legal_moves(), 1000, 0).SerializeToString()
+        #: What the referee really writes for one decision of the bench: the last play framed for each
+        #: of the four seats and the TurnRequest, as one RefereeBatch (~260 bytes, the echo's ~5x).
+        played = next(ev for ev in g.play(g.legal_moves()[0]) if isinstance(ev, Play))
+        body = play_msg(played).SerializeToString()
+        self.batch = b"".join([*(framed_for(seat_prefix("bench-0", s), "play", body) for s in range(4)),
+                               framed_for(seat_prefix("bench-0", 1), "turn_request",
+                                          turn_msg("bench-0", 1, 12346, 1, g.legal_moves(), 1000, 0)
+                                          .turn_request.SerializeToString())])
 
     async def handler(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
                       ) -> AsyncIterator[bytes]:
@@ -77,13 +88,13 @@ class Echo:
         await replies.get()  # hello
         try:
             while True:
-                n, done = await self.jobs.get()
+                n, done, payload = await self.jobs.get()
                 if n < 0:  # close(): end the stream before the server stops (no cancelled handler to log)
                     return
                 times = []
                 for _ in range(n):
                     t0 = time.perf_counter()
-                    yield self.payload
+                    yield payload
                     await replies.get()
                     times.append((time.perf_counter() - t0) * 1000)
                 done.set_result(times)
@@ -91,12 +102,12 @@ class Echo:
             reader.cancel()
 
     async def close(self) -> None:
-        await self.jobs.put((-1, asyncio.get_running_loop().create_future()))
+        await self.jobs.put((-1, asyncio.get_running_loop().create_future(), b""))
         await asyncio.sleep(0.1)
 
-    async def run(self, n: int) -> list[float]:
+    async def run(self, n: int, payload: bytes | None = None) -> list[float]:
         done: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
-        await self.jobs.put((n, done))
+        await self.jobs.put((n, done, self.payload if payload is None else payload))
         return await done
 
 
@@ -135,7 +146,7 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         BotProcess().start([sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "firstbot:First"],
                            f"127.0.0.1:{port}", "t2", env=env),
     ]
-    out: dict[str, list[float]] = {k: [] for k in ("echo", "raw", "raw_wall", "sdk", "sdk_wall", "echo_cpu",
+    out: dict[str, list[float]] = {k: [] for k in ("echo", "echo_batch", "raw", "raw_wall", "sdk", "sdk_wall", "echo_cpu",
                                                    "raw_cpu", "raw_bot_cpu", "sdk_cpu", "sdk_bot_cpu")}
     bot_pid = {"raw": bots[0].process.pid if bots[0].process else 0,
                "sdk": bots[1].process.pid if bots[1].process else 0}
@@ -150,6 +161,7 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
                 c0, e0 = time.process_time(), cpu_of(echo_client.pid)
                 out["echo"] += await echo.run(echoes // 2)
                 out["echo_cpu"].append((time.process_time() - c0 + cpu_of(echo_client.pid) - e0) * 1e6 / (echoes // 2))
+                out["echo_batch"] += await echo.run(echoes // 4, echo.batch)
                 t0, c0, b0 = time.perf_counter(), time.process_time(), cpu_of(bot_pid[who])
                 m = await referee.play_match(f"{who}-{rep}", make_ruleset(), rep + 1, [who] * 4)
                 wall, cpu, bot_cpu = time.perf_counter() - t0, time.process_time() - c0, cpu_of(bot_pid[who]) - b0
@@ -219,6 +231,7 @@ async def decision_table(reps: int, echoes: int) -> None:
           f"{c['n_dec']} decisions per bot)\n")
     rows = [
         ("bare grpc.aio bidi echo round trip (baseline)", c["echo"]),
+        ("  echo of one decision's real batch (4 plays + turn)", c["echo_batch"]),
         ("decision, stub-only bot: TurnRequest sent -> Move in", c["raw"]),
         ("  wall per decision (match time / decisions)", c["raw_wall"]),
         ("decision, SDK bot (SeatView per seat, Bot class)", c["sdk"]),
