@@ -8,7 +8,8 @@ sending the TurnRequest to receiving the Move, the same span as the echo's round
 trip, and the wall time per decision adds the referee's own work between decisions
 (engine, records, events to every seat). A second echo row reflects the bytes the
 referee really writes for one decision (four seats' play and the TurnRequest, ~5x the
-TurnRequest alone), to tell message size apart from per-message work. Echo batches and matches alternate so that
+TurnRequest alone), to tell message size apart from per-message work, and a third has
+its client do what bench/rawbot.py does (parse the batch, answer a Move). Echo batches and matches alternate so that
 machine noise hits both alike; medians are quoted. Then matches/s with four random
 bot processes at 1, 4 and 16 concurrent matches (``--levels``), each level against bench_scale's
 echo over as many streams (one client process and one message in flight each, at most
@@ -54,6 +55,25 @@ async def main():
         await call.write(b"hello")
         async for m in call:
             await call.write(m)
+asyncio.run(main())
+"""
+
+#: An echo client that does what bench/rawbot.py does with each batch: parse it, and answer its
+#: TurnRequest with a Move built from the first legal placement. Against the plain echo, it
+#: shows what the bot side's per-message work costs a round trip.
+STUB_ECHO_CLIENT = """
+import asyncio, sys, grpc
+from sevenrocks.v1 import referee_pb2 as pb
+async def main():
+    async with grpc.aio.insecure_channel(sys.argv[1]) as ch:
+        call = ch.stream_stream("/bench.Echo/Stub", request_serializer=lambda b: b, response_deserializer=lambda b: b)()
+        await call.write(b"hello")
+        async for data in call:
+            for msg in pb.RefereeBatch.FromString(data).messages:
+                if msg.HasField("turn_request"):
+                    t = msg.turn_request
+                    await call.write(pb.BotMessage(move=pb.Move(match_id=msg.match_id, seat=msg.seat,
+                        request_id=t.request_id, placement=t.legal_moves[0])).SerializeToString())
 asyncio.run(main())
 """
 
@@ -129,14 +149,16 @@ def cpu_of(pid: int) -> float:
 
 
 async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
-    echo = Echo()
+    echo, stub_echo = Echo(), Echo()
     server = grpc.aio.server()
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {
         "Echo": grpc.stream_stream_rpc_method_handler(echo.handler),  # type: ignore[arg-type]
+        "Stub": grpc.stream_stream_rpc_method_handler(stub_echo.handler),  # type: ignore[arg-type]
     })])
     eport = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     echo_client = subprocess.Popen([sys.executable, "-c", ECHO_CLIENT, f"127.0.0.1:{eport}"])
+    stub_client = subprocess.Popen([sys.executable, "-c", STUB_ECHO_CLIENT, f"127.0.0.1:{eport}"])
 
     referee = Referee({"raw": "t1", "sdk": "t2"}, TimeControl(per_move_ms=5000))
     port = await referee.start()
@@ -146,7 +168,7 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         BotProcess().start([sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "firstbot:First"],
                            f"127.0.0.1:{port}", "t2", env=env),
     ]
-    out: dict[str, list[float]] = {k: [] for k in ("echo", "echo_batch", "raw", "raw_wall", "sdk", "sdk_wall", "echo_cpu",
+    out: dict[str, list[float]] = {k: [] for k in ("echo", "echo_batch", "echo_stub", "raw", "raw_wall", "sdk", "sdk_wall", "echo_cpu",
                                                    "raw_cpu", "raw_bot_cpu", "sdk_cpu", "sdk_bot_cpu")}
     bot_pid = {"raw": bots[0].process.pid if bots[0].process else 0,
                "sdk": bots[1].process.pid if bots[1].process else 0}
@@ -154,6 +176,7 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         if await referee.wait_for_entrants(["raw", "sdk"], 30) != {"raw", "sdk"}:
             raise SystemExit("the bench bots did not connect")
         await echo.run(200)  # warm-up, and the SDK bot's thread probation
+        await stub_echo.run(200, echo.batch)
         for who in ("raw", "sdk"):
             await referee.play_match(f"warm-{who}", make_ruleset(), 0, [who] * 4)
         for rep in range(reps):
@@ -162,6 +185,7 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
                 out["echo"] += await echo.run(echoes // 2)
                 out["echo_cpu"].append((time.process_time() - c0 + cpu_of(echo_client.pid) - e0) * 1e6 / (echoes // 2))
                 out["echo_batch"] += await echo.run(echoes // 4, echo.batch)
+                out["echo_stub"] += await stub_echo.run(echoes // 4, echo.batch)
                 t0, c0, b0 = time.perf_counter(), time.process_time(), cpu_of(bot_pid[who])
                 m = await referee.play_match(f"{who}-{rep}", make_ruleset(), rep + 1, [who] * 4)
                 wall, cpu, bot_cpu = time.perf_counter() - t0, time.process_time() - c0, cpu_of(bot_pid[who]) - b0
@@ -176,7 +200,9 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         for b in bots:
             b.terminate()
         await echo.close()
+        await stub_echo.close()
         echo_client.kill()
+        stub_client.kill()
         await server.stop(0)
 
 
@@ -232,6 +258,7 @@ async def decision_table(reps: int, echoes: int) -> None:
     rows = [
         ("bare grpc.aio bidi echo round trip (baseline)", c["echo"]),
         ("  echo of one decision's real batch (4 plays + turn)", c["echo_batch"]),
+        ("  ... its client parsing it and answering a Move", c["echo_stub"]),
         ("decision, stub-only bot: TurnRequest sent -> Move in", c["raw"]),
         ("  wall per decision (match time / decisions)", c["raw_wall"]),
         ("decision, SDK bot (SeatView per seat, Bot class)", c["sdk"]),
