@@ -6,7 +6,10 @@ server. Ours: the referee plays Seven Rocks against one SDK bot process holding 
 four seats (choosing its first legal move); a decision is timed at the referee from
 sending the TurnRequest to receiving the Move, the same span as the echo's round
 trip, and the wall time per decision adds the referee's own work between decisions
-(engine, records, events to every seat). Echo batches and matches alternate so that
+(engine, records, events to every seat). A second echo row reflects the bytes the
+referee really writes for one decision (four seats' play and the TurnRequest, ~5x the
+TurnRequest alone), to tell message size apart from per-message work, and a third has
+its client do what bench/rawbot.py does (parse the batch, answer a Move). Echo batches and matches alternate so that
 machine noise hits both alike; medians are quoted. Then matches/s with four random
 bot processes at 1, 4 and 16 concurrent matches (``--levels``), each level against bench_scale's
 echo over as many streams (one client process and one message in flight each, at most
@@ -31,12 +34,14 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import psutil
 
-from sevenrocks.sdk.convert import turn_msg
-from sevenrocks.sdk.rules import GameState, make_ruleset
+from sevenrocks.sdk.convert import play_msg, turn_msg
+from sevenrocks.sdk.rules import GameState, Play, make_ruleset
 from sevenrocks.server.referee.faults import TimeControl
 from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee
+from sevenrocks.server.referee.wire import framed_for, seat_prefix
 
 from headline import headline
 
@@ -53,16 +58,43 @@ async def main():
 asyncio.run(main())
 """
 
+#: An echo client that does what bench/rawbot.py does with each batch: parse it, and answer its
+#: TurnRequest with a Move built from the first legal placement. Against the plain echo, it
+#: shows what the bot side's per-message work costs a round trip.
+STUB_ECHO_CLIENT = """
+import asyncio, sys, grpc
+from sevenrocks.v1 import referee_pb2 as pb
+async def main():
+    async with grpc.aio.insecure_channel(sys.argv[1]) as ch:
+        call = ch.stream_stream("/bench.Echo/Stub", request_serializer=lambda b: b, response_deserializer=lambda b: b)()
+        await call.write(b"hello")
+        async for data in call:
+            for msg in pb.RefereeBatch.FromString(data).messages:
+                if msg.HasField("turn_request"):
+                    t = msg.turn_request
+                    await call.write(pb.BotMessage(move=pb.Move(match_id=msg.match_id, seat=msg.seat,
+                        request_id=t.request_id, placement=t.legal_moves[0])).SerializeToString())
+asyncio.run(main())
+"""
+
 
 class Echo:
     """A bare echo shaped like the referee's stream: the server yields a message while a
     reader task waits for the reply, the client process writes it back, the server times it."""
 
     def __init__(self) -> None:
-        self.jobs: asyncio.Queue[tuple[int, asyncio.Future[list[float]]]] = asyncio.Queue()
+        self.jobs: asyncio.Queue[tuple[int, asyncio.Future[list[float]], bytes]] = asyncio.Queue()
         g = GameState(make_ruleset(), seed=1)
         g.start()
         self.payload = turn_msg("bench-0", 0, 12345, 1, g.legal_moves(), 1000, 0).SerializeToString()
+        #: What the referee really writes for one decision of the bench: the last play framed for each
+        #: of the four seats and the TurnRequest, as one RefereeBatch (~260 bytes, the echo's ~5x).
+        played = next(ev for ev in g.play(g.legal_moves()[0]) if isinstance(ev, Play))
+        body = play_msg(played).SerializeToString()
+        self.batch = b"".join([*(framed_for(seat_prefix("bench-0", s), "play", body) for s in range(4)),
+                               framed_for(seat_prefix("bench-0", 1), "turn_request",
+                                          turn_msg("bench-0", 1, 12346, 1, g.legal_moves(), 1000, 0)
+                                          .turn_request.SerializeToString())])
 
     async def handler(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
                       ) -> AsyncIterator[bytes]:
@@ -76,13 +108,13 @@ class Echo:
         await replies.get()  # hello
         try:
             while True:
-                n, done = await self.jobs.get()
+                n, done, payload = await self.jobs.get()
                 if n < 0:  # close(): end the stream before the server stops (no cancelled handler to log)
                     return
                 times = []
                 for _ in range(n):
                     t0 = time.perf_counter()
-                    yield self.payload
+                    yield payload
                     await replies.get()
                     times.append((time.perf_counter() - t0) * 1000)
                 done.set_result(times)
@@ -90,12 +122,12 @@ class Echo:
             reader.cancel()
 
     async def close(self) -> None:
-        await self.jobs.put((-1, asyncio.get_running_loop().create_future()))
+        await self.jobs.put((-1, asyncio.get_running_loop().create_future(), b""))
         await asyncio.sleep(0.1)
 
-    async def run(self, n: int) -> list[float]:
+    async def run(self, n: int, payload: bytes | None = None) -> list[float]:
         done: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
-        await self.jobs.put((n, done))
+        await self.jobs.put((n, done, self.payload if payload is None else payload))
         return await done
 
 
@@ -103,15 +135,30 @@ def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 
 
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children so far (a bot runs under jail.py)."""
+    total = 0.0
+    try:
+        root = psutil.Process(pid)
+        for p in [root, *root.children(recursive=True)]:
+            t = p.cpu_times()
+            total += t.user + t.system
+    except psutil.NoSuchProcess:
+        pass
+    return total
+
+
 async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
-    echo = Echo()
+    echo, stub_echo = Echo(), Echo()
     server = grpc.aio.server()
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {
         "Echo": grpc.stream_stream_rpc_method_handler(echo.handler),  # type: ignore[arg-type]
+        "Stub": grpc.stream_stream_rpc_method_handler(stub_echo.handler),  # type: ignore[arg-type]
     })])
     eport = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     echo_client = subprocess.Popen([sys.executable, "-c", ECHO_CLIENT, f"127.0.0.1:{eport}"])
+    stub_client = subprocess.Popen([sys.executable, "-c", STUB_ECHO_CLIENT, f"127.0.0.1:{eport}"])
 
     referee = Referee({"raw": "t1", "sdk": "t2"}, TimeControl(per_move_ms=5000))
     port = await referee.start()
@@ -121,29 +168,41 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
         BotProcess().start([sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "firstbot:First"],
                            f"127.0.0.1:{port}", "t2", env=env),
     ]
-    out: dict[str, list[float]] = {k: [] for k in ("echo", "raw", "raw_wall", "sdk", "sdk_wall")}
+    out: dict[str, list[float]] = {k: [] for k in ("echo", "echo_batch", "echo_stub", "raw", "raw_wall", "sdk", "sdk_wall", "echo_cpu",
+                                                   "raw_cpu", "raw_bot_cpu", "sdk_cpu", "sdk_bot_cpu")}
+    bot_pid = {"raw": bots[0].process.pid if bots[0].process else 0,
+               "sdk": bots[1].process.pid if bots[1].process else 0}
     try:
         if await referee.wait_for_entrants(["raw", "sdk"], 30) != {"raw", "sdk"}:
             raise SystemExit("the bench bots did not connect")
         await echo.run(200)  # warm-up, and the SDK bot's thread probation
+        await stub_echo.run(200, echo.batch)
         for who in ("raw", "sdk"):
             await referee.play_match(f"warm-{who}", make_ruleset(), 0, [who] * 4)
         for rep in range(reps):
             for who in ("raw", "sdk"):
+                c0, e0 = time.process_time(), cpu_of(echo_client.pid)
                 out["echo"] += await echo.run(echoes // 2)
-                t0 = time.perf_counter()
+                out["echo_cpu"].append((time.process_time() - c0 + cpu_of(echo_client.pid) - e0) * 1e6 / (echoes // 2))
+                out["echo_batch"] += await echo.run(echoes // 4, echo.batch)
+                out["echo_stub"] += await stub_echo.run(echoes // 4, echo.batch)
+                t0, c0, b0 = time.perf_counter(), time.process_time(), cpu_of(bot_pid[who])
                 m = await referee.play_match(f"{who}-{rep}", make_ruleset(), rep + 1, [who] * 4)
-                wall = time.perf_counter() - t0
+                wall, cpu, bot_cpu = time.perf_counter() - t0, time.process_time() - c0, cpu_of(bot_pid[who]) - b0
                 ds = [d for v in m.decision_ms.values() for d in v]
                 out[who] += ds
                 out[f"{who}_wall"].append(wall * 1000 / len(ds))
+                out[f"{who}_cpu"].append((cpu + bot_cpu) * 1e6 / len(ds))
+                out[f"{who}_bot_cpu"].append(bot_cpu * 1e6 / len(ds))
         return {k: median(v) for k, v in out.items()} | {"n_echo": len(out["echo"]), "n_dec": len(out["raw"])}
     finally:
         await referee.stop()
         for b in bots:
             b.terminate()
         await echo.close()
+        await stub_echo.close()
         echo_client.kill()
+        stub_client.kill()
         await server.stop(0)
 
 
@@ -198,6 +257,8 @@ async def decision_table(reps: int, echoes: int) -> None:
           f"{c['n_dec']} decisions per bot)\n")
     rows = [
         ("bare grpc.aio bidi echo round trip (baseline)", c["echo"]),
+        ("  echo of one decision's real batch (4 plays + turn)", c["echo_batch"]),
+        ("  ... its client parsing it and answering a Move", c["echo_stub"]),
         ("decision, stub-only bot: TurnRequest sent -> Move in", c["raw"]),
         ("  wall per decision (match time / decisions)", c["raw_wall"]),
         ("decision, SDK bot (SeatView per seat, Bot class)", c["sdk"]),
@@ -207,8 +268,17 @@ async def decision_table(reps: int, echoes: int) -> None:
     print(f"|{'-' * 56}|{'-' * 9}|{'-' * 8}|")
     for label, ms in rows:
         print(f"| {label:<54} | {ms:7.3f} | {ms / c['echo']:6.2f} |")
+    print("\nCPU per decision (both processes: the referee or echo server, the bot or echo client), medians\n"
+          "over the matches and echo batches: what a loaded machine disturbs least\n")
+    print(f"| {'what':<54} | {'CPU us':>7} | {'bot us':>7} | {'x echo':>6} |")
+    print(f"|{'-' * 56}|{'-' * 9}|{'-' * 9}|{'-' * 8}|")
+    for label, key in (("bare grpc.aio bidi echo round trip (baseline)", "echo"),
+                       ("decision, stub-only bot", "raw"), ("decision, SDK bot", "sdk")):
+        bot = f"{c[key + '_bot_cpu']:7.0f}" if key != "echo" else f"{'':>7}"
+        print(f"| {label:<54} | {c[key + '_cpu']:7.0f} | {bot} | {c[key + '_cpu'] / c['echo_cpu']:6.2f} |")
     headline("SDK decision vs bare grpc.aio echo", f"{c['sdk'] / c['echo']:.2f}x", "<= 1.25x",
-             f"{c['sdk']:.3f} vs {c['echo']:.3f} ms, medians")
+             f"{c['sdk']:.3f} vs {c['echo']:.3f} ms, medians; wall {c['sdk_wall'] / c['echo']:.2f}x, "
+             f"CPU {c['sdk_cpu'] / c['echo_cpu']:.2f}x")
 
 
 async def throughput_table(levels: list[int]) -> None:

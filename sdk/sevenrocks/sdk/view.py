@@ -68,8 +68,8 @@ _new = tuple.__new__  # a NamedTuple's own __new__ is Python code; these are mad
 class PublicTable:
     """The public facts of one match at this moment: what every seat knows alike.
 
-    One table may serve every seat of a match fed from one source (the in-process
-    runner); the gRPC client keeps one per seat.
+    One table may serve every seat of a match fed from one source: the in-process
+    runner's seats, and the seats one gRPC client holds in a match (:mod:`.sharedtable`).
     """
 
     __slots__ = ("players", "round", "leader", "leader_by", "hand_sizes", "boneyard_size", "layout", "scores",

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sevenrocks.sdk.convert import assignment_msg, event_bodies, turn_msg
+from sevenrocks.sdk.convert import assignment_msg, event_bodies
 from sevenrocks.sdk.rules import Event, FaultCause, GameState, IllegalMoveError, MatchEnd, Move, Offender, Play, RoundEnd, Ruleset
 from sevenrocks.sdk.rules.records import MatchHeader, header_for, record_lines
 from sevenrocks.v1 import referee_pb2 as pb
@@ -26,7 +26,7 @@ from .faults import Fault, FaultPolicy, StrikeBook, TimeControl
 from .feed import FeedEntry, FeedHub
 from .seats import SeatRegistry
 from .session import Pending, SeatLink, Session
-from .wire import framed_for, seat_prefix
+from .wire import framed_for, play_body, seat_prefix, turn_request_body
 
 __all__ = ["MatchHost", "MatchRun", "RefereeMatch", "RefereeStopped"]
 
@@ -164,23 +164,29 @@ class MatchRun:
     def publish(self, new: list[Event], extra: dict[str, Any] | None = None) -> None:
         """Record ``new`` and send each live seat its view of it (each body serialized once)."""
         ranks: Sequence[int] = ()
-        links = self.links
         # Queuing a message never ends a seat, so the live seats are the same for every event.
-        live = [link.seat for link in links if link.session is not None and link.dead is None]
+        live = [link.seat for link in self.links if link.session is not None and link.dead is None]
         for i, ev in enumerate(new):
             self.events.append(ev)
             self.extras.append(extra if (extra and i == 0) else {})
-            if isinstance(ev, MatchEnd):
-                ranks = self.game.final_ranks()
-            for group, field, body in event_bodies(ev, live, self.scores, ranks):
-                data = body.SerializeToString()
-                for seat in group:
-                    link = links[seat]
-                    assert link.session is not None
-                    link.session.send_framed(framed_for(link.prefix, field, data))
+            if type(ev) is Play:  # most events: one body for every seat, hand-built (wire.play_body)
+                self._send(live, "play", play_body(ev))
+            else:
+                if isinstance(ev, MatchEnd):
+                    ranks = self.game.final_ranks()
+                for group, field, body in event_bodies(ev, live, self.scores, ranks):
+                    self._send(group, field, body.SerializeToString())
             if isinstance(ev, (Play, RoundEnd)):
                 self.scores = list(ev.scores)
         self.feed.published()
+
+    def _send(self, seats: Sequence[int], field: str, data: bytes) -> None:
+        """Queue one serialized body, in RefereeMessage ``field``, to each of ``seats``."""
+        links = self.links
+        for seat in seats:
+            link = links[seat]
+            assert link.session is not None
+            link.session.send_framed(framed_for(link.prefix, field, data))
 
     async def ask(self, seat: int, moves: list[Move]) -> tuple[Move | Fault, float | None]:
         """Send a TurnRequest and await the answer or the deadline; the time is measured here.
@@ -199,7 +205,8 @@ class MatchRun:
         rid = next(self.referee.request_ids)
         fut: asyncio.Future[Move | Fault] = asyncio.get_running_loop().create_future()
         pending = link.pending = Pending(rid, fut, moves, limit_ms / 1000)
-        session.send_turn(turn_msg(self.match_id, seat, rid, self.game.round, moves, tc.per_move_ms, bank), pending)
+        session.send_turn(framed_for(link.prefix, "turn_request",
+                                     turn_request_body(rid, self.game.round, moves, tc.per_move_ms, bank)), pending)
         t0 = time.perf_counter()
         answer: Move | Fault
         try:

@@ -135,13 +135,13 @@ class Session:
         self._outbox.append(data)
         self._ready.set()
 
-    def send_turn(self, msg: pb.RefereeMessage, pending: Pending) -> None:
-        """Queue a TurnRequest; its clock starts when :meth:`next_batch` hands it to the stream.
+    def send_turn(self, data: bytes, pending: Pending) -> None:
+        """Queue a framed TurnRequest; its clock starts when :meth:`next_batch` hands it to the stream.
 
         Back-pressure (docs/scale.md): a referee busy with a thousand matches, or a stream slow
         to take messages, never eats into a bot's thinking time.
         """
-        self.send(msg)
+        self.send_framed(data)
         self._unflushed.append(pending)
 
     def notice(self, text: str, match_id: str = "", seat: int = 0) -> None:
