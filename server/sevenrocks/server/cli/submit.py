@@ -61,6 +61,7 @@ Examples:
   sevenrocks submit ./mybot --to http://league.example.org:8080 --token sr_...
   sevenrocks submit mybot.tar.gz --to http://127.0.0.1:8080 --name mybot
   SEVENROCKS_AUTHOR_TOKEN=sr_... sevenrocks submit ./mybot --to http://127.0.0.1:8080
+  sevenrocks submit ./mybot-fixed --to URL --name mybot   # NAME@2; beside NAME with active_versions = 2
 
 \b
 The folder (or .tar.gz / .zip) holds sevenrocks-bot.toml:
@@ -82,7 +83,9 @@ def submit(path: Path, url: str, token: str, name: str | None, wait: bool, timeo
     received, unpacked, built, validated, active — or rejected, with the reason and the log.
 
     A fix sent under the same name becomes the next version (NAME@2) and replaces the
-    one in play; the old version keeps its results. Your page at URL/author/ lists
+    one in play; the old version keeps its results. A league whose config sets
+    [submissions] active_versions = N keeps your newest N versions in play at once,
+    each ranked as its own entrant (NAME, NAME@2, ...). Your page at URL/author/ lists
     every submission with its logs.
     """
     base = url.rstrip("/")
