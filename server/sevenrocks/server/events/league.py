@@ -337,6 +337,9 @@ class League:
     #: Entrants that came in through submissions (:mod:`..submissions`), added to the config's own.
     submitted: Callable[[], Sequence[Entrant]] | None = None
     submitted_names: set[str] = field(default_factory=set)
+    #: Played at the start of each planning step, before the ranked round (an author's unranked challenges,
+    #: :mod:`..submissions.challenges`): given how to record a withdrawal and who is withdrawn.
+    between_rounds: Callable[[Callable[[Withdrawn], None], set[str]], Awaitable[int]] | None = None
     field_: list[Entrant] = field(default_factory=list)
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
@@ -450,6 +453,7 @@ class League:
         — it never plans the same empty round again and again."""
         rules = self.config.make_ruleset()
         need = 2 if rules.partnerships else rules.players
+        challenged = False
         while True:
             await self.refresh()
             stop = self.settings.stop_after
@@ -461,6 +465,9 @@ class League:
                     self.executor.withdrawn = set(run.plan.withdrawn)
                 for name, reason in await self.revive():
                     run.record(Withdrawn(name, reason))
+            if self.between_rounds is not None and not challenged:  # once per ranked round, waiting or not
+                challenged = True
+                await self.between_rounds(run.record, run.plan.withdrawn)
             active = [e.name for e in self.field_ if e.name not in run.plan.withdrawn]
             ready = self.available() if self.available is not None else set(active)
             seatable = sorted(set(active) & ready)

@@ -49,6 +49,11 @@ class SubmitSettings:
     submissions_per_day: int = 5
     #: How many accepted versions of one entrant play at once: a newer one retires the oldest beyond it.
     active_versions: int = 1
+    #: Unranked challenges (:mod:`.challenges`): per author in any 24 hours, the most matches of one, and
+    #: the most challenge matches played between two ranked rounds (the bound on what they delay).
+    challenges_per_day: int = 3
+    challenge_matches: int = 4
+    challenge_matches_per_round: int = 2
     max_upload_mb: int = 16
     unpack: UnpackLimits = field(default_factory=UnpackLimits)
     build: BuildLimits = field(default_factory=BuildLimits)
