@@ -54,6 +54,25 @@ def test_a_challenge_match_is_never_shown_to_spectators() -> None:
         assert not hub.guard.shown("challenge.1.1")  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("key, value, words", [
+    ("challenges_per_day", "-1", "expected a number >= 0, got -1"),
+    ("challenge_matches", "0", "expected a number >= 1, got 0"),
+    ("challenge_matches", "2.5", "expected a whole number from 1 to 20, got 2.5"),
+    ("challenge_matches_per_round", "21", "expected a whole number from 0 to 20, got 21"),
+])
+def test_the_challenge_settings_are_checked(key: str, value: str, words: str) -> None:
+    import tomllib
+
+    from sevenrocks.server.events.config import ConfigError
+    from sevenrocks.server.submissions.desk import parse_submissions
+
+    with pytest.raises(ConfigError) as e:
+        parse_submissions(tomllib.loads(f"[submissions]\n{key} = {value}\n"), "league.toml")
+    assert f"league.toml: [submissions].{key}: {words}" in str(e.value)
+    s = parse_submissions({}, "league.toml")[0]
+    assert (s.challenges_per_day, s.challenge_matches, s.challenge_matches_per_round) == (3, 4, 2)
+
+
 def test_the_challenger_plays_every_seat_against_each_opponent_in_turn() -> None:
     assert [seats_of("me", ["a", "b"], n, 2) for n in range(4)] == [
         ("me", "a"), ("b", "me"), ("me", "a"), ("b", "me")]
@@ -103,7 +122,8 @@ def test_a_challenge_plays_unranked_between_rounds_and_only_its_author_sees_it(
 
     ranked_before = run.query("SELECT COUNT(*), MAX(finished_at) FROM matches")[0]
     done = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "submit", "--challenge", "greedy", "random",
-                           "--to", run.url, "--token", tokens["alice"]], capture_output=True, text=True, timeout=600)
+                           "--to", run.url, "--token", tokens["alice"], "--timeout", "300"],
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "challenge 1: alice against greedy, random, 3 unranked matches" in done.stdout
     assert [line.split(":")[0] for line in done.stdout.splitlines() if line.startswith("match ")] == [
