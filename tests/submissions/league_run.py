@@ -37,6 +37,7 @@ per_move_ms = 1000
 
 [submissions]
 submissions_per_day = {per_day}
+{submissions}
 
 [[entrants]]
 name = "greedy"
@@ -59,12 +60,13 @@ bot = "greedy"
 class LeagueRun:
     """``sevenrocks league CONFIG --db --out --web 127.0.0.1:0`` in the default sandbox (auto: bubblewrap)."""
 
-    def __init__(self, folder: Path, per_day: int = 5) -> None:
+    def __init__(self, folder: Path, per_day: int = 5, submissions: str = "") -> None:
+        """``submissions``: more lines of the config's [submissions] table."""
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.config = folder / "league.toml"
         if not self.config.exists():
-            self.config.write_text(CONFIG.format(per_day=per_day))
+            self.config.write_text(CONFIG.format(per_day=per_day, submissions=submissions))
         self.db = folder / "league.db"
         self.lines: list[str] = []
         self.proc: subprocess.Popen[str] | None = None

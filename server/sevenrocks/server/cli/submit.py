@@ -61,30 +61,53 @@ Examples:
   sevenrocks submit ./mybot --to http://league.example.org:8080 --token sr_...
   sevenrocks submit mybot.tar.gz --to http://127.0.0.1:8080 --name mybot
   SEVENROCKS_AUTHOR_TOKEN=sr_... sevenrocks submit ./mybot --to http://127.0.0.1:8080
+  sevenrocks submit ./mybot-fixed --to URL --name mybot   # NAME@2; beside NAME with active_versions = 2
+  sevenrocks submit --challenge greedy bob@2 --to URL --matches 2   # unranked, results for you only
 
 \b
 The folder (or .tar.gz / .zip) holds sevenrocks-bot.toml:
   command = ["python3", "bot.py"]     # what the league runs
   build = "python3 prepare.py"        # optional, run once in the sandbox
   protocol = "grpc"                   # or "stdio"
-Exit status: 0 when the bot is active, 1 when it was rejected, 2 when the upload was refused.""")
-@click.argument("path", type=click.Path(exists=True, path_type=Path))
+Exit status: 0 when the bot is active, 1 when it was rejected, 2 when the upload was refused.
+A challenge: 0 once its matches are played, 1 when it was cancelled, 2 when it was refused.""")
+@click.argument("targets", nargs=-1, required=True, metavar="PATH | --challenge NAME [NAME...]")
 @click.option("--to", "url", required=True, metavar="URL", help="The league's web address (its --web), e.g. http://HOST:8080.")
 @click.option("--token", envvar="SEVENROCKS_AUTHOR_TOKEN", required=True,
               help="Your author token (or set SEVENROCKS_AUTHOR_TOKEN, which keeps it out of your shell history).")
 @click.option("--name", default=None, help="The entrant this becomes a version of (default: your author name).")
+@click.option("--challenge", is_flag=True,
+              help="Instead of a bot: ask for unranked matches of your newest active version against the "
+                   "entrants named (NAME or NAME@k), then print their results.")
+@click.option("--matches", type=click.IntRange(min=1), default=None,
+              help="With --challenge: how many matches (default and most: the league's challenge_matches).")
 @click.option("--wait/--no-wait", default=True, show_default=True,
-              help="Follow the submission until it is active or rejected.")
+              help="Follow the submission until it is active or rejected (a challenge: until it is played).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=1800, show_default=True,
               help="Seconds to follow it before giving up (it goes on at the league).")
-def submit(path: Path, url: str, token: str, name: str | None, wait: bool, timeout: float) -> None:
+def submit(targets: tuple[str, ...], url: str, token: str, name: str | None, challenge: bool, matches: int | None,
+           wait: bool, timeout: float) -> None:
     """Send the bot in PATH (a folder or an archive) to a league, then print each step it passes:
     received, unpacked, built, validated, active — or rejected, with the reason and the log.
 
     A fix sent under the same name becomes the next version (NAME@2) and replaces the
-    one in play; the old version keeps its results. Your page at URL/author/ lists
-    every submission with its logs.
+    one in play; the old version keeps its results. A league whose config sets
+    [submissions] active_versions = N keeps your newest N versions in play at once,
+    each ranked as its own entrant (NAME, NAME@2, ...).
+
+    With --challenge, the arguments are entrants of the league: your newest active
+    version plays a few unranked matches against them between ranked rounds. Only you
+    see the results (here, on your page at URL/author/ and through the API); they
+    never count in ratings or standings.
     """
+    if challenge:
+        _challenge(url.rstrip("/"), token, list(targets), matches, wait, timeout)
+        return
+    if len(targets) != 1:
+        raise click.UsageError("give one PATH (a folder or an archive), or --challenge NAME [NAME...]")
+    path = Path(targets[0])
+    if not path.exists():
+        raise click.BadParameter(f"{path} does not exist", param_hint="PATH")
     base = url.rstrip("/")
     data = pack(path)
     query = "?" + urllib.parse.urlencode({"name": name}) if name else ""
@@ -134,3 +157,45 @@ def submit(path: Path, url: str, token: str, name: str | None, wait: bool, timeo
             last_state, next_note = state, 10.0
         time.sleep(0.5)
     raise click.ClickException(f"still {shown} after {timeout:g} s; it goes on at the league: see {base}/author/")
+
+
+def _result_line(r: dict[str, Any]) -> str:
+    """One challenge match: the seats with their scores, and how it ended."""
+    seats = ", ".join(f"{n} {sc}" for n, sc in zip(r["seats"], r["scores"]))
+    fault = r.get("fault")
+    why = f"; fault of {fault['entrant']}: {fault['cause']}" + (f" {fault['detail']}" if fault.get("detail") else "") \
+        if fault else ""
+    return f"match {r['n']}: {seats} ({r['end']}, {r['rounds']} rounds{why})"
+
+
+def _challenge(base: str, token: str, names: list[str], matches: int | None, wait: bool, timeout: float) -> None:
+    """Ask for a challenge, then print each match's result as it is played."""
+    body = json.dumps({"opponents": names, **({"matches": matches} if matches else {})}).encode()
+    status, answer = _call(f"{base}/api/challenges", token, body)
+    if status != 202:
+        click.echo(f"refused ({status}): {answer.get('error', answer)}", err=True)
+        sys.exit(2)
+    cid = answer["id"]
+    click.echo(f"challenge {cid}: {answer['challenger']} against {', '.join(answer['opponents'])}, "
+               f"{answer['matches']} unranked matches, played between ranked rounds")
+    if not wait:
+        click.echo(f"follow it at {base}/author/ or {base}{answer['url']}")
+        return
+    shown = 0
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        status, c = _call(f"{base}/api/challenges/{cid}", token)
+        if status != 200:
+            raise click.ClickException(f"the league answered {status}: {c.get('error', c)}")
+        for r in c["results"][shown:]:
+            click.echo(_result_line(r))
+        shown = len(c["results"])
+        if c["state"] == "done":
+            click.echo(f"done: {c['challenger']} won {c['won']} of {c['played']} (unranked: not in the ratings)")
+            return
+        if c["state"] == "cancelled":
+            click.echo(f"cancelled: {c['reason']}", err=True)
+            sys.exit(1)
+        time.sleep(1.0)
+    raise click.ClickException(f"challenge {cid} not played after {timeout:g} s; it goes on at the league: see "
+                               f"{base}/author/")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..referee.dealguard import PRIVATE_PREFIX as PRIVATE_PREFIX, private  # PRIVATE_PREFIX: for submissions
 from .config import EventConfig
 from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn, final_ranks
 from .schedule import MatchTask
@@ -278,7 +279,8 @@ async def supervised_play(referee: Any, sup: Any, task: MatchTask) -> list[Repor
     try:
         m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
                                      extra={"event_id": task.event_id, "deal_number": task.deal},
-                                     hidden=sup.config.duplicate)  # duplicate deals: never shown to spectators
+                                     # duplicate deals and private matches: never shown to spectators
+                                     hidden=sup.config.duplicate or private(task.match_id))
     except RefereeStopped as e:
         sup.end(generations)
         return [*reports, Voided(task, str(e))]

@@ -142,45 +142,74 @@ def disqualified(row: LeagueEntrant) -> bool:
 
 
 def sync_field(store: Store, config: EventConfig, frozen: bool) -> list[str]:
-    """Bring the stored field in line with ``config``'s entrants; returns what changed, in words."""
+    """Bring the stored field in line with ``config``'s entrants; returns what changed, in words.
+
+    Entrants of one name are versions of one bot, oldest first: a config block is one, a submitted
+    entrant may be several (``[submissions] active_versions``). Each is matched by its identity to a
+    stored version in play (or the newest one stored, which may rejoin); an unknown identity joins as
+    the next version, ``name@k``; a version in play that no entrant is any more is retired (its matches
+    and its row stay) — unless entries are closed, when the frozen field plays on as it is."""
     event = config.name
-    latest: dict[str, LeagueEntrant] = {}
-    for stored in store.league_entrants(event):
-        if stored.base not in latest or stored.version > latest[stored.base].version:
-            latest[stored.base] = stored
-    said: list[str] = []
+    stored: dict[str, list[LeagueEntrant]] = {}
+    for row in store.league_entrants(event):
+        stored.setdefault(row.base, []).append(row)
+    blocks: dict[str, list[Entrant]] = {}
     for e in config.entrants:
-        ident = bot_identity(config, e)
-        row = latest.get(e.name)
-        if row is not None and row.digest == digest(ident):
-            if row.retired_at is not None and not frozen and not disqualified(row):
-                store.retire(event, row.name, retired=False)
-                said.append(f"{row.name} rejoined the field")
+        blocks.setdefault(e.name, []).append(e)
+    said: list[str] = []
+    for base, versions in blocks.items():
+        rows = stored.get(base, [])
+        matched: set[str] = set()
+        joined: list[str] = []
+        for e in versions:
+            ident = bot_identity(config, e)
+            latest = max(rows, key=lambda r: r.version) if rows else None
+            same = next((r for r in rows if r.digest == digest(ident) and r.name not in matched and
+                         (r is latest or (r.retired_at is None and not disqualified(r)))), None)
+            if same is not None:
+                matched.add(same.name)
+                if same.retired_at is not None and not frozen and not disqualified(same):
+                    store.retire(event, same.name, retired=False)
+                    said.append(f"{same.name} rejoined the field")
+                continue
+            if frozen:
+                said.append(f"{e.name}: entries are closed (final standings); not admitted")
+                continue
+            name = version_name(e.name, 1 if latest is None else latest.version + 1)
+            store.join(event, name, e.name, 1 if latest is None else latest.version + 1, e.remote, e.command, ident)
+            rows = [r for r in store.league_entrants(event) if r.base == base]
+            matched.add(name)
+            joined.append(name)
+        out = [] if frozen else [r.name for r in rows if r.name not in matched and r.retired_at is None]
+        for old in out:
+            store.retire(event, old)
+        if len(joined) == 1 and len(out) == 1:
+            said.append(f"{joined[0]} replaces {out[0]} (a new version)")
             continue
-        if frozen:
-            said.append(f"{e.name}: entries are closed (final standings); not admitted")
-            continue
-        version = 1 if row is None else row.version + 1
-        name = version_name(e.name, version)
-        if row is not None and row.retired_at is None:
-            store.retire(event, row.name)
-        store.join(event, name, e.name, version, e.remote, e.command, ident)
-        said.append(f"{name} joined the field" if row is None else f"{name} replaces {row.name} (a new version)")
-    names = {e.name for e in config.entrants}
-    for base, row in latest.items():
-        if base not in names and row.retired_at is None:
-            store.retire(event, row.name)
-            said.append(f"{row.name} retired (kept in the standings, no longer scheduled)")
+        said += [f"{n} joined the field" + (" (a new version)" if "@" in n else "") for n in joined]
+        said += [f"{n} retired (a newer version took its place; its matches and its row stay)" for n in out]
+    for base, rows in stored.items():
+        if base not in blocks:
+            for row in rows:
+                if row.retired_at is None:
+                    store.retire(event, row.name)
+                    said.append(f"{row.name} retired (kept in the standings, no longer scheduled)")
     return said
 
 
 def active_field(store: Store, config: EventConfig) -> list[Entrant]:
-    """The versions in the field now, as entrants (named ``base`` or ``base@N``)."""
-    blocks = {e.name: e for e in config.entrants}
+    """The versions in the field now, as entrants (named ``base`` or ``base@N``): each stored version in
+    play with the entrant of its identity (or, in a frozen field whose config moved on, its name's newest)."""
+    blocks: dict[str, Entrant] = {}
+    by_digest: dict[tuple[str, str], Entrant] = {}
+    for e in config.entrants:
+        blocks[e.name] = e
+        by_digest[(e.name, digest(bot_identity(config, e)))] = e
     out = []
     for row in store.league_entrants(config.name):
         if row.retired_at is None and row.base in blocks and not disqualified(row):
-            out.append(dataclasses.replace(blocks[row.base], name=row.name))
+            e = by_digest.get((row.base, row.digest or ""), blocks[row.base])
+            out.append(dataclasses.replace(e, name=row.name))
     return out
 
 
@@ -308,6 +337,9 @@ class League:
     #: Entrants that came in through submissions (:mod:`..submissions`), added to the config's own.
     submitted: Callable[[], Sequence[Entrant]] | None = None
     submitted_names: set[str] = field(default_factory=set)
+    #: Played at the start of each planning step, before the ranked round (an author's unranked challenges,
+    #: :mod:`..submissions.challenges`): given how to record a withdrawal and who is withdrawn.
+    between_rounds: Callable[[Callable[[Withdrawn], None], set[str]], Awaitable[int]] | None = None
     field_: list[Entrant] = field(default_factory=list)
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
@@ -421,6 +453,7 @@ class League:
         — it never plans the same empty round again and again."""
         rules = self.config.make_ruleset()
         need = 2 if rules.partnerships else rules.players
+        challenged = False
         while True:
             await self.refresh()
             stop = self.settings.stop_after
@@ -432,6 +465,9 @@ class League:
                     self.executor.withdrawn = set(run.plan.withdrawn)
                 for name, reason in await self.revive():
                     run.record(Withdrawn(name, reason))
+            if self.between_rounds is not None and not challenged:  # once per ranked round, waiting or not
+                challenged = True
+                await self.between_rounds(run.record, run.plan.withdrawn)
             active = [e.name for e in self.field_ if e.name not in run.plan.withdrawn]
             ready = self.available() if self.available is not None else set(active)
             seatable = sorted(set(active) & ready)

@@ -40,6 +40,15 @@ class Planned(Protocol):
 T = TypeVar("T", bound=Planned)
 
 
+#: Match ids of private matches (an author's unranked challenge, :mod:`..submissions.challenges`): never
+#: shown to anyone but their author. An event's match ids start with its name, which holds no dot.
+PRIVATE_PREFIX = "challenge."
+
+
+def private(match_id: str) -> bool:
+    return match_id.startswith(PRIVATE_PREFIX)
+
+
 class DealGuard:
     """Which matches of one event may be shown, from the groups planned and the matches stored.
 
@@ -94,7 +103,10 @@ class DealGuard:
             self._stored.update(match_ids)
 
     def shown(self, match_id: str) -> bool:
-        """May ``match_id`` be shown, live or as a record? Only once every other match of its group is stored."""
+        """May ``match_id`` be shown, live or as a record? Only once every other match of its group is stored;
+        a private match never."""
+        if private(match_id):
+            return False
         if not self.duplicate:
             return True
         with self._lock:

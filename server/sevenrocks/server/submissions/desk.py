@@ -4,6 +4,10 @@ Read from the league's TOML (docs/league.md)::
 
     [submissions]
     submissions_per_day = 5     # uploads per author in any 24 hours (rejected ones count)
+    active_versions = 1         # the newest N accepted versions of each entrant play (name, name@2, ...)
+    challenges_per_day = 3      # unranked challenges per author in any 24 hours
+    challenge_matches = 4       # the most matches one challenge plays
+    challenge_matches_per_round = 2   # challenge matches played between two ranked rounds (0: none)
     max_upload_mb = 16          # the request body
     max_files = 2000            # members of the archive
     max_unpacked_mb = 64        # the archive's files once unpacked
@@ -35,6 +39,7 @@ from ..events.league import League
 from . import ledger
 from .authors import AuthorError, check_name, ensure_tables, get_author, sync_config_authors
 from .build import BuildLimits
+from .challenges import Challenges
 from .pipeline import Pipeline, SubmitSettings, entrant_of
 from .unpack import UnpackLimits
 
@@ -42,7 +47,13 @@ from .unpack import UnpackLimits
 KEYS: dict[str, tuple[float, float]] = {
     "submissions_per_day": (5, 0), "max_upload_mb": (16, 1), "max_files": (2000, 1), "max_unpacked_mb": (64, 1),
     "build_time_s": (300, 1), "build_memory_mb": (2048, 64), "build_disk_mb": (256, 1),
+    "active_versions": (1, 1), "challenges_per_day": (3, 0), "challenge_matches": (4, 1),
+    "challenge_matches_per_round": (2, 0),
 }
+#: Keys that take a whole number, and their largest value (each active version is a bot process of its own
+#: and a row the field planner seats: a handful per author, never a flood).
+WHOLE: dict[str, int] = {"active_versions": 10, "challenges_per_day": 100, "challenge_matches": 20,
+                         "challenge_matches_per_round": 20}
 #: How often the database is asked whether another process changed the submitted field.
 WATCH_S = 1.0
 
@@ -60,9 +71,15 @@ def parse_submissions(data: dict[str, Any], source: str) -> tuple[SubmitSettings
         value = raw.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < low:
             raise ConfigError(f"{source}: [submissions].{key}: expected a number >= {low:g}, got {value!r}")
+        if key in WHOLE and (value != int(value) or value > WHOLE[key]):
+            raise ConfigError(f"{source}: [submissions].{key}: expected a whole number from {low:g} to "
+                              f"{WHOLE[key]}, got {value!r}")
         v[key] = value
     settings = SubmitSettings(
         submissions_per_day=int(v["submissions_per_day"]), max_upload_mb=int(v["max_upload_mb"]),
+        active_versions=int(v["active_versions"]), challenges_per_day=int(v["challenges_per_day"]),
+        challenge_matches=int(v["challenge_matches"]),
+        challenge_matches_per_round=int(v["challenge_matches_per_round"]),
         unpack=UnpackLimits(int(v["max_files"]), int(v["max_unpacked_mb"] * 2**20)),
         build=BuildLimits(float(v["build_time_s"]), int(v["build_memory_mb"]), int(v["build_disk_mb"])))
     authors: dict[str, str] = {}
@@ -106,6 +123,7 @@ class Desk:
                                  self._changed, say, league.config.sandbox.read_only)
         self._generation = ledger.generation(self.db)
         self._tasks: list[asyncio.Task[None]] = []
+        self.challenges = Challenges(league, settings, say)
 
     @classmethod
     def open(cls, league: League, db_path: Path, config_path: Path | None, say: Callable[[str], None]) -> Desk:
@@ -113,11 +131,17 @@ class Desk:
         return cls(league, db_path, config_path, settings, authors, say)
 
     def entrants(self) -> list[Entrant]:
-        """The league's submitted field: each entrant's active submission, unless its author is disqualified."""
-        out = []
-        for sub in ledger.active(self.db):
+        """The league's submitted field: the newest ``active_versions`` active submissions of each entrant,
+        oldest first, unless its author is disqualified. Several of one entrant share its name: the league
+        tells them apart by their snapshots and plays each as a version of its own (``name@k``)."""
+        keep = self.settings.active_versions
+        out: list[Entrant] = []
+        subs = ledger.active(self.db)
+        for i, sub in enumerate(subs):
             author = get_author(self.db, sub.author)
-            if author is not None and author.disqualified_at is None:
+            newer = sum(1 for s in subs[i + 1:] if s.entrant == sub.entrant)
+            same = any(s.entrant == sub.entrant and s.folder == sub.folder for s in subs[i + 1:])
+            if author is not None and author.disqualified_at is None and newer < keep and not same:
                 out.append(entrant_of(sub))
         return out
 
@@ -139,6 +163,7 @@ class Desk:
         self.league.reload.set()
 
     async def start(self) -> None:
+        self.league.between_rounds = self.challenges.between_rounds  # unranked challenges, between rounds
         for sid in self.pipeline.resume(self.db):
             self.say(f"submission {sid}: the league stopped while it was being worked; it is done again")
         self.pipeline.start()

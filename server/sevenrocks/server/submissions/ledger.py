@@ -126,13 +126,18 @@ def owner_of(db: sqlite3.Connection, entrant: str) -> str | None:
 
 
 def activate(db: sqlite3.Connection, sid: int, entrant: str, keep: int) -> None:
-    """Make ``sid`` active and retire all but the newest ``keep`` active submissions of its entrant, at once."""
+    """Make ``sid`` active and retire all but the newest ``keep`` active submissions of its entrant (a
+    submission of files already active retires its twin instead), at once."""
     with _Transaction(db):
         advance(db, sid, "active")
-        rows = db.execute("SELECT id FROM submissions WHERE entrant = ? AND state = 'active' ORDER BY id DESC",
-                          (entrant,)).fetchall()
-        for (old,) in rows[keep:]:
-            advance(db, old, "retired", reason=f"replaced by submission {sid}")
+        rows = db.execute("SELECT id, folder FROM submissions WHERE entrant = ? AND state = 'active' "
+                          "ORDER BY id DESC", (entrant,)).fetchall()
+        kept: list[str] = []
+        for old, folder in rows:  # the same files submitted again are one version: the newer row stands for it
+            if folder in kept or len(kept) >= keep:
+                advance(db, old, "retired", reason=f"replaced by submission {sid}")
+            else:
+                kept.append(folder)
         bump(db)
 
 

@@ -47,6 +47,13 @@ class SubmitSettings:
     """``[submissions]`` in the league's TOML (docs/league.md lists every key)."""
 
     submissions_per_day: int = 5
+    #: How many accepted versions of one entrant play at once: a newer one retires the oldest beyond it.
+    active_versions: int = 1
+    #: Unranked challenges (:mod:`.challenges`): per author in any 24 hours, the most matches of one, and
+    #: the most challenge matches played between two ranked rounds (the bound on what they delay).
+    challenges_per_day: int = 3
+    challenge_matches: int = 4
+    challenge_matches_per_round: int = 2
     max_upload_mb: int = 16
     unpack: UnpackLimits = field(default_factory=UnpackLimits)
     build: BuildLimits = field(default_factory=BuildLimits)
@@ -193,7 +200,7 @@ class Pipeline:
                                                        "which phase and why)", check_log=log)
             return False
         ledger.advance(db, sid, "validated", check_log=log)
-        ledger.activate(db, sid, sub.entrant, keep=1)
+        ledger.activate(db, sid, sub.entrant, keep=self.settings.active_versions)
         self.say(f"submission {sid} of {sub.author}: {sub.entrant} passed its check and joins the league")
         return True
 

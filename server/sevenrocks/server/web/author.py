@@ -137,8 +137,11 @@ class AuthorPages:
         author: str | None = None
         subs: list[ledger.Submission] = []
         named: dict[int, str | None] = {}
+        challenges_html = ""  # the author's unranked challenges
         if base is None and self.desk is not None:
             author, subs, named = await self.on_referee(lambda: self._submissions(given))
+        if author is not None:
+            challenges_html = await self.on_referee(lambda: self._challenges(str(author)))
         if base is None and author is None:
             if given:
                 self.failed.add(peer)
@@ -149,7 +152,7 @@ class AuthorPages:
         versions = [r.name for r in store.league_entrants(self.event) if r.base in bases]
         before = request.query.get("before", "")
         page = self.render(store, author or str(base), versions, int(before) if before.isdigit() else None,
-                           request.query.get("token"), subs if author is not None else None, named)
+                           request.query.get("token"), subs if author is not None else None, named, challenges_html)
         return web.Response(text=page, content_type="text/html",
                             headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
 
@@ -181,12 +184,13 @@ class AuthorPages:
 
     def render(self, store: Store, base: str, versions: list[str], before: int | None = None,
                token: str | None = None, subs: list[ledger.Submission] | None = None,
-               named: dict[int, str | None] | None = None) -> str:
+               named: dict[int, str | None] | None = None, challenges: str = "") -> str:
         parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>"
                  "<link rel=stylesheet href='/static/site.css'><link rel=icon href='data:,'>",
                  f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions)) or 'none yet'}</p>"]
         if subs is not None:
             parts.append(self.render_submissions(subs, named or {}))
+            parts.append(challenges)
         oldest: int | None = None
         for version in reversed(versions):
             own = self.newest(store, version, before)
@@ -220,6 +224,12 @@ class AuthorPages:
             return None, [], {}
         subs = ledger.of_author(self.store.db, author)
         return author, subs, {sub.id: self.desk.version_of(sub) for sub in subs}
+
+    async def _challenges(self, author: str) -> str:
+        """The author's challenges as the page shows them (read on the referee's loop, like submissions)."""
+        from .challenge import render_challenges
+
+        return render_challenges(self.store.db, author)
 
     def render_submissions(self, subs: list[ledger.Submission], named: dict[int, str | None]) -> str:
         """Every submission of the author, newest first: its state, why, and its build and check logs."""

@@ -56,6 +56,9 @@ class SubmitAPI:
         app.router.add_post("/api/submissions", self.submit)
         app.router.add_get("/api/submissions", self.listing)
         app.router.add_get("/api/submissions/{sid:[0-9]+}", self.one)
+        from .challenge import ChallengeAPI  # unranked challenges: the same authors, the same tokens
+
+        ChallengeAPI(self.desk, bearer, self._author, self.on_referee).add_routes(app)
 
     def _author(self, token: str) -> str:
         author = author_for(self.db, token)
