@@ -15,6 +15,10 @@ move, on the bot's clock. This measures that, as a user runs it:
   - ``author``: one author's page (``/author/?token=...``), again and again;
   - ``site``: the index, match list and bot list, again and again; every request after
     a match is stored rebuilds the pages (the leaderboard of the whole league);
+  - ``archive``: the author page's download (``/author/archive.zip``), every launched
+    entrant's in turn (one download per token at a time: the clients start at
+    different entrants; a 429 counts as an HTTP error), each the records of some
+    thousand matches; main has no such route (its 404s are errors);
 * the latency is each decision's time as the referee measured it, read from the
   matches stored during the run (``matches.decisions``): p50, p95, p99.
 
@@ -32,6 +36,7 @@ sandbox is not what is measured; it would add the same start-up to both).
     python bench/bench_webloop.py                       # 3 runs, 2,000 seeded matches, 48 measured
     python bench/bench_webloop.py --runs 1 --seed-matches 500 --matches 24
     python bench/bench_webloop.py --part gil          # the second table alone
+    python bench/bench_webloop.py --part league --loads idle,archive --main-ref 1784e6f  # the archive on the web thread
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELD = [("a", "greedy"), ("b", "random"), ("c", "greedy"), ("d", "defensive"), ("e", "random")]
-LOADS = ("idle", "author", "site")
+LOADS = ("idle", "author", "site", "archive")
 
 
 def config_text(stop_after: int) -> str:
@@ -88,11 +93,11 @@ def seed(tmp: Path, matches: int) -> Path:
     return db
 
 
-def main_checkout(tmp: Path) -> Path:
-    """main's source, as it is now, in a folder of its own."""
+def main_checkout(tmp: Path, ref: str = "main") -> Path:
+    """main's source (or ``ref``'s), as it is now, in a folder of its own."""
     dest = tmp / "main"
     dest.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", "main"], check=True, capture_output=True).stdout
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     return dest
 
@@ -113,17 +118,18 @@ class Load:
 
     def __init__(self, urls: list[str], clients: int, rate: float) -> None:
         self.urls, self.rate, self.stop = urls, rate, threading.Event()
-        self.answers = self.errors = 0
+        self.answers = self.errors = self.bytes = 0
         self.threads = [threading.Thread(target=self.run, daemon=True) for _ in range(clients if urls else 0)]
 
     def run(self) -> None:
         next_at = time.monotonic()
+        k = self.threads.index(threading.current_thread()) % max(1, len(self.urls))
         while not self.stop.is_set():
-            for url in self.urls:
+            for url in self.urls[k:] + self.urls[:k]:
                 next_at += 1 / self.rate
                 try:
                     with urllib.request.urlopen(url, timeout=120) as r:
-                        r.read()
+                        self.bytes += len(r.read())
                     self.answers += 1
                 except urllib.error.HTTPError:
                     self.errors += 1  # an answer, but not the page
@@ -164,8 +170,12 @@ def run_once(tree: Path, seeded: Path, tmp: Path, load: str, matches: int, clien
         time.sleep(0.1)
         words = tokens.read_text().split() if tokens.exists() else []  # (it may be half written)
     token = words[1] if len(words) >= 2 else ""
+    while load == "archive" and len(words) < 2 * len(FIELD) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        words = tokens.read_text().split()
     urls = {"idle": [], "author": [f"{base}/author/?token={token}"],
-            "site": [f"{base}/index.html", f"{base}/matches.html", f"{base}/bots.html"]}[load]
+            "site": [f"{base}/index.html", f"{base}/matches.html", f"{base}/bots.html"],
+            "archive": [f"{base}/author/archive.zip?token={t}" for t in words[1::2]]}[load]
     started = time.monotonic()
     with Load(urls, clients, rate) as fetched:
         out, _ = proc.communicate(timeout=3600)
@@ -181,7 +191,7 @@ def run_once(tree: Path, seeded: Path, tmp: Path, load: str, matches: int, clien
     con.close()
     shutil.rmtree(work, ignore_errors=True)
     q = statistics.quantiles(decisions, n=100, method="inclusive")
-    return {"p50": q[49], "p95": q[94], "p99": q[98], "n": len(decisions), "answers": fetched.answers,
+    return {"p50": q[49], "p95": q[94], "p99": q[98], "n": len(decisions), "answers": fetched.answers, "mb": fetched.bytes / 2**20,
             "errors": fetched.errors, "wall": wall}
 
 
@@ -270,6 +280,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--rate", type=float, default=5.0, help="pages a second each client asks for, at most")
     ap.add_argument("--loads", default=",".join(LOADS))
+    ap.add_argument("--designs", default="main,this", help="main, this, or both (main,this)")
+    ap.add_argument("--main-ref", default="main", help="what 'main' is: a branch or commit of this repository")
     ap.add_argument("--part", choices=("all", "league", "gil"), default="all")
     ap.add_argument("--gil-seconds", type=float, default=10.0)
     ap.add_argument("--seeded", type=Path, default=None,
@@ -290,7 +302,10 @@ def main() -> None:
             gil_table(seeded, args.runs, args.gil_seconds)
         if args.part == "gil":
             return
-        trees = {"main": main_checkout(tmp), "this": ROOT}
+        designs = args.designs.split(",")
+        trees = {name: tree for name, tree in (("main", tmp), ("this", ROOT)) if name in designs}
+        if "main" in trees:
+            trees["main"] = main_checkout(tmp, args.main_ref)
         results: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for k in range(args.runs):
             for load in loads:
@@ -299,7 +314,7 @@ def main() -> None:
                     results.setdefault((name, load), []).append(r)
                     print(f"run {k + 1} {name:4} {load:6}: p50 {r['p50']:6.1f}  p95 {r['p95']:6.1f}  "
                           f"p99 {r['p99']:6.1f} ms  ({r['n']} decisions, {r['answers']} pages, "
-                          f"{r['errors']} HTTP errors, {r['wall']:.0f} s, load {os.getloadavg()[0]:.1f})", flush=True)
+                          f"{r['errors']} HTTP errors, {r['mb']:.0f} MiB, {r['wall']:.0f} s, load {os.getloadavg()[0]:.1f})", flush=True)
     print(f"\ndecision latency at the referee, ms, medians of {args.runs} runs; {args.seed_matches} matches "
           f"seeded, {args.matches} measured per run, {args.clients} clients at most {args.rate:g} pages/s each")
     print(f"{'load':8} {'design':6} {'p50':>7} {'p95':>7} {'p99':>7} {'p99 / idle':>11} {'pages/s':>8}")

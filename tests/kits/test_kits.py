@@ -178,7 +178,8 @@ def kit_commands(kit: Path) -> list[str]:
     """The ``sevenrocks`` commands of the kit's README, as a reader types them from the repository's root."""
     text = (kit / "README.md").read_text(encoding="utf-8")
     assert "repository's root" in " ".join(text.split())
-    return sh_commands(text)
+    # A submission needs a league: tests/submissions/test_rust_kit_submit.py runs that block.
+    return [c for c in sh_commands(text) if c.split()[1] != "submit"]
 
 
 @pytest.mark.parametrize("kit", ["node", "rust"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +101,61 @@ def test_the_author_page_shows_each_submission_with_its_state_in_chromium(
     screenshot(w.page, "author-page-submissions")
     assert w.problems() == []
     w.page.close()
+
+
+def author_tokens(run: LeagueRun) -> dict[str, str]:
+    """The launched entrants' author tokens, as the league lists them for the organiser."""
+    listing = (run.folder / "out" / "author-tokens.txt").read_text()
+    return dict(line.split() for line in listing.splitlines())
+
+
+@pytest.mark.browser
+def test_the_author_page_links_each_match_to_its_replay_and_downloads_one_archive_in_chromium(
+        league: tuple[LeagueRun, dict[str, str]], browser: Any, tmp_path: Path) -> None:
+    import io
+    import re
+    import zipfile
+
+    run, tokens = league
+    token = author_tokens(run)["greedy"]
+    url = f"{run.url}/author/?token={token}"
+    run.wait_for("a finished match of greedy's", lambda: "class=replay" in page(url)[1], timeout=180)
+    w = open_page(browser, allow=(run.url, *LOCAL))
+    w.page.goto(url)
+    links = w.page.locator("a.replay")
+    listed = {links.nth(i).inner_text() for i in range(links.count())}
+    first = links.first.inner_text()
+    links.first.click()
+    w.page.wait_for_url(re.compile(r"replay="))
+    assert w.page.locator("h1").inner_text() == f"Match {first}"
+    w.page.locator("#viewer *").first.wait_for()  # the site's replay script drew the match
+    assert w.page.evaluate("getComputedStyle(document.body).fontFamily") != "Times New Roman"
+    screenshot(w.page, "author-page-replay")
+    w.page.go_back()
+    with w.page.expect_download() as download:
+        w.page.locator("#archive").click()
+    body = Path(download.value.path()).read_bytes()
+    assert w.problems() == []
+    w.page.close()
+    with zipfile.ZipFile(io.BytesIO(body)) as z:
+        names = z.namelist()
+        records = {n[len("records/"):-len(".jsonl")] for n in names if n.startswith("records/")}
+        assert listed <= records  # the page's matches (the archive, fetched later, may hold newer ones)
+        rows = z.read("matches.tsv").decode().splitlines()[1:]
+        assert {r.split("\t")[0] for r in rows} == records
+        assert all("greedy" in r.split("\t")[3].split() for r in rows)
+        assert {n for n in names if n.startswith("logs/")} <= {"logs/greedy.log"}
+        stored = dict(run.query(f"SELECT match_id, lines FROM records WHERE match_id IN "
+                                f"({','.join('?' * len(records))})", *records))
+        assert all(z.read(f"records/{mid}.jsonl").decode() == stored[mid] for mid in records)
+    # Another author's token: nothing of greedy's, whatever the URL.
+    status, text = page(f"{run.url}/author/?replay={first}&token={tokens['bob']}")
+    assert status == 404
+    req = urllib.request.Request(f"{run.url}/author/archive.zip", headers={"Authorization": f"Bearer {tokens['bob']}"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        with zipfile.ZipFile(io.BytesIO(r.read())) as z:
+            assert not [n for n in z.namelist() if n.startswith(("records/", "logs/"))]
+    assert api(f"{run.url}/author/archive.zip", "sr_made-up")[0] == 401
 
 
 def test_an_entrant_added_while_the_league_runs_gets_its_author_token_at_once(

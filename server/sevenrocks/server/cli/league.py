@@ -282,8 +282,8 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
         return out
 
     authors = AuthorPages(game.store, name, logs, tokens, lambda m: guard.shown(m.match_id), shown_log.get, desk,
-                          site.on_referee)
-    site.app.router.add_get("/author/", authors.handle)
+                          site.on_referee, site.replay_of)
+    authors.add_routes(site.app)
     if desk is not None:
         from ..web.submit import SubmitAPI
 

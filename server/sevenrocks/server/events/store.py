@@ -830,6 +830,11 @@ class Store:
         sql = "SELECT m.match_id, m.worker, m.sandbox, m.engine FROM matches m" + _where(event_ids)
         return {r[0]: (r[1], r[2], r[3]) for r in self.db.execute(sql, tuple(event_ids or ()))}
 
+    def match(self, match_id: str) -> StoredMatch | None:
+        """One stored match by its id (None: not stored)."""
+        row = self.db.execute(_MATCH_COLUMNS + "FROM matches m WHERE m.match_id = ?", (match_id,)).fetchone()
+        return None if row is None else _stored(row)
+
     def record(self, match_id: str) -> str | None:
         row = self.db.execute("SELECT lines FROM records WHERE match_id = ?", (match_id,)).fetchone()
         return None if row is None else str(row[0])

@@ -3,8 +3,9 @@
 Why not the bots' sandbox (:mod:`..sandbox.sandbox`): a bot sees its files
 read-only, a build must write into its bundle. The build gets bubblewrap's
 namespaces like a bot (no network at all, its own pid and user namespaces, the
-system folders and the league's Python read-only, a private ``/tmp`` of bounded
-size) plus its bundle read-write, and limits on:
+system folders, the league's Python and its ``[sandbox] read_only`` folders read-only
+— their ``bin/`` on the PATH, so a toolchain shared that way is found by name — a
+private ``/tmp`` of bounded size) plus its bundle read-write, and limits on:
 
 * **time**: the whole build is killed after ``time_s``;
 * **memory**: ``RLIMIT_AS`` of every process (a compiler that needs more fails);
@@ -85,12 +86,18 @@ def build_argv(folder: Path, command: str, limits: BuildLimits, contained: bool,
     return args + inner
 
 
+def build_path(read_only: Sequence[str] = ()) -> str:
+    """The build's PATH: the league's Python, the ``bin/`` of each ``[sandbox] read_only`` folder that has
+    one (a toolchain the organiser shares, such as a rustup toolchain's folder: its ``cargo``), the system's."""
+    tools = [str(Path(os.path.abspath(r)) / "bin") for r in read_only if (Path(r) / "bin").is_dir()]
+    return ":".join([str(Path(sys.executable).parent), *tools, "/usr/local/bin", "/usr/bin", "/bin"])
+
+
 def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), contained: bool = True,
               read_only: Sequence[str] = ()) -> BuildResult:
     """Run ``command`` in ``folder`` within ``limits``; never raises for a failing build."""
     contained = contained and _bwrap_usable()
-    env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp",
-           "LANG": "C.UTF-8", "SEVENROCKS_BUILD": "1"}
+    env = {"PATH": build_path(read_only), "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "SEVENROCKS_BUILD": "1"}
     note = "" if contained else "(built without bubblewrap: the network was not cut)\n"
     argv = build_argv(folder, command, limits, contained, read_only)
 

@@ -120,7 +120,7 @@ class Desk:
         except AuthorError as e:
             raise ConfigError(str(e)) from None
         self.pipeline = Pipeline(db_path, settings, league.config.sandbox.mode, league.config.time.per_move_ms,
-                                 self._changed, say, league.config.sandbox.read_only)
+                                 self._changed, say, league.config.sandbox.read_only, league.config.sandbox.limits)
         self._generation = ledger.generation(self.db)
         self._tasks: list[asyncio.Task[None]] = []
         self.challenges = Challenges(league, settings, say)

@@ -17,6 +17,7 @@ copy, and the league launches that copy, so what was validated is what plays.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import sqlite3
@@ -31,6 +32,7 @@ from sevenrocks.sdk.stdio import stdio_command
 
 from ..events.config import Entrant, Pin
 from ..events.snapshots import SnapshotError, SnapshotStore, _remove as remove_tree
+from ..sandbox.sandbox import Limits
 from . import ledger
 from .authors import ensure_tables
 from .build import BuildLimits, run_build
@@ -102,7 +104,7 @@ class Pipeline:
 
     def __init__(self, db_path: Path, settings: SubmitSettings, sandbox_mode: str, per_move_ms: int,
                  on_active: Callable[[], None] = lambda: None, say: Callable[[str], None] = lambda text: None,
-                 read_only: tuple[str, ...] = ()) -> None:
+                 read_only: tuple[str, ...] = (), limits: Limits = Limits()) -> None:
         self.db_path = Path(db_path)
         self.settings = settings
         self.sandbox_mode = sandbox_mode
@@ -110,6 +112,8 @@ class Pipeline:
         self.on_active = on_active
         #: The league's ``[sandbox] read_only`` paths: toolchains the organiser added, for builds too.
         self.read_only = read_only
+        #: The league's ``[sandbox]`` limits: the check runs the bot under them, as the league will.
+        self.limits = limits
         self.say = say
         self.work_root, self.snapshot_root = data_dirs(self.db_path)
         self.uploads = self.work_root / "uploads"
@@ -208,7 +212,7 @@ class Pipeline:
         """The conformance check of the snapshot in ``folder``, in the league's sandbox, in a process of its own."""
         s = self.settings
         spec = {"argv": bot_argv(manifest, folder), "cwd": str(folder), "hidden": [str(self.snapshot_root)],
-                "sandbox": self.sandbox_mode,
+                "sandbox": self.sandbox_mode, "limits": dataclasses.asdict(self.limits), "read_only": list(self.read_only),
                 "per_move_ms": max(s.check_per_move_ms, self.per_move_ms), "tight_ms": s.check_tight_ms,
                 "target": s.check_target}
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

@@ -8,6 +8,15 @@ log — nothing of any other bot. A remote entrant's token is the one it connect
 with; a launched entrant's *author token* is derived from a secret kept in the
 league's database (:func:`author_token`) and written for the organiser to hand out.
 
+Each listed match links to its replay (``?replay=MATCH``: the live site's own replay
+page, rendered by its page process, served only for a shown match one of the
+holder's versions played), and ``archive.zip`` streams everything of the holder's
+own in one download: the stored record of every shown match of their versions, their
+versions' logs (up to the same point as the page's), and their submissions' build and
+validation logs. It is written as it is read, a record at a time, from this thread's
+read-only connection, so a long history neither waits in memory nor reaches the
+referee's loop; one download per holder at a time.
+
 Bounded: the page asks the database for each version's newest matches only
 (:meth:`~..events.store.Store.seat_matches`, served by an index on each seat), never
 for the league's whole history, and ``?before=N`` pages back through older ones.
@@ -26,14 +35,18 @@ import hmac
 import html
 import secrets
 import time
+import zipfile
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 
 from ..events.store import Store, StoredMatch
+from ..publish.site import safe_name
 from ..submissions import ledger
 from ..submissions.authors import author_for
 from ..submissions.desk import Desk
@@ -48,9 +61,17 @@ async def direct(fn: Callable[[], Awaitable[Any]]) -> Any:
     return await fn()
 
 
+#: Renders the live site's replay page of one match by its id: (status, content type, text); None: no pages.
+Replay = Callable[[str], Awaitable["tuple[int, str, str] | None"]]
+
 #: How many of a version's newest matches, and lines of its log, the page shows.
 NEWEST = 30
 LOG_LINES = 80
+#: Matches read from the seat indexes per query while an archive is written, and bytes of a log per read.
+ARCHIVE_PAGE = 200
+LOG_CHUNK = 256 * 1024
+NO_MATCH = ("no such match of yours, or its deal is still being played (it is shown once every match of "
+            "its deal has finished)\n")
 #: Wrong tokens one client address may try in FAILED_WINDOW_S; past that it is answered 429 until
 #: the oldest ages out (a guess costs a lookup of every token: no client may make the page a loop).
 MAX_FAILED = 10
@@ -76,6 +97,40 @@ class FailedTokens:
         self._seen.setdefault(peer, deque()).append(time.monotonic())
 
 
+@dataclass
+class Holder:
+    """Whom a request's token names: an entrant (launched or remote), or a registered author."""
+
+    label: str
+    #: The entrants' names (bases) whose versions the holder may see.
+    bases: list[str]
+    #: Set for a registered author: their submissions, and each one's version in the field.
+    subs: list[ledger.Submission] | None = None
+    named: dict[int, str | None] = field(default_factory=dict)
+
+
+class _Sink:
+    """A write-only stream for :class:`zipfile.ZipFile` (it cannot seek, so each entry ends in a data
+    descriptor): collects what is written until :meth:`take` hands it to the response."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes, /) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        out, self.parts = b"".join(self.parts), []
+        return out
+
+
 def league_secret(store: Store, event: str) -> str:
     """The league's secret for author tokens, made once and kept in the database."""
     key = f"author_secret:{event}"
@@ -97,11 +152,12 @@ class AuthorPages:
 
     def __init__(self, store: Store, event: str, log_dir: Path, tokens: Callable[[], dict[str, str]],
                  visible: Callable[[StoredMatch], bool], log_limit: Callable[[str], int | None],
-                 desk: Desk | None = None, on_referee: OnReferee | None = None) -> None:
+                 desk: Desk | None = None, on_referee: OnReferee | None = None, replay: Replay | None = None) -> None:
         """``store``: the event's database, read on the web thread through a read-only connection of
         that thread's own; ``tokens`` and ``visible`` are called on the web thread. ``desk``: the
         league's submissions, whose tables are read on the referee's loop (``on_referee``), where the
-        event's own connection lives."""
+        event's own connection lives. ``replay``: the live site's replay page of a match
+        (:meth:`..web.server.LiveSite.replay_of`); without it the matches are listed without links."""
         self.readers = Readers(store.path)
         self.store = store
         #: The league's submissions: a registered author's token shows their submissions and entrants.
@@ -115,6 +171,14 @@ class AuthorPages:
         #: version -> bytes of its log that may be shown (None: none yet).
         self.log_limit = log_limit
         self.failed = FailedTokens()
+        self.replay = replay
+        #: Holders whose archive is being written now (one download each at a time).
+        self._downloading: set[str] = set()
+
+    def add_routes(self, app: web.Application) -> None:
+        """``/author/`` (the page, and ``?replay=MATCH``) and ``/author/archive.zip``."""
+        app.router.add_get("/author/", self.handle)
+        app.router.add_get("/author/archive.zip", self.archive)
 
     def entrant_of(self, given: str) -> str | None:
         found = None
@@ -123,7 +187,8 @@ class AuthorPages:
                 found = name
         return found
 
-    async def handle(self, request: web.Request) -> web.Response:
+    async def holder(self, request: web.Request) -> Holder | web.Response:
+        """Whom the request's token names, or the refusal to send (401, or 429 after many wrong tokens)."""
         given = request.query.get("token", "")
         bearer = request.headers.get("Authorization", "")
         if bearer.startswith("Bearer "):
@@ -137,24 +202,130 @@ class AuthorPages:
         author: str | None = None
         subs: list[ledger.Submission] = []
         named: dict[int, str | None] = {}
-        challenges_html = ""  # the author's unranked challenges
         if base is None and self.desk is not None:
             author, subs, named = await self.on_referee(lambda: self._submissions(given))
-        if author is not None:
-            challenges_html = await self.on_referee(lambda: self._challenges(str(author)))
         if base is None and author is None:
             if given:
                 self.failed.add(peer)
             return web.Response(status=401, text="This page needs an entrant's token: open /author/?token=... "
                                                  "with the token the organiser gave you.\n")
-        bases = [base] if base is not None else sorted({s.entrant for s in subs})
+        if base is not None:
+            return Holder(base, [base])
+        return Holder(str(author), sorted({s.entrant for s in subs}), subs, named)
+
+    def versions(self, store: Store, who: Holder) -> list[str]:
+        """The holder's versions in the league, oldest first: an entrant's every version; a registered
+        author's, only the versions their own submissions became (not any entrant that shares a name)."""
+        if who.subs is not None:
+            made = set(who.named.values())
+            return [r.name for r in store.league_entrants(self.event) if r.name in made]
+        return [r.name for r in store.league_entrants(self.event) if r.base in who.bases]
+
+    async def handle(self, request: web.Request) -> web.Response:
+        who = await self.holder(request)
+        if isinstance(who, web.Response):
+            return who
         store = self.readers()
-        versions = [r.name for r in store.league_entrants(self.event) if r.base in bases]
+        versions = self.versions(store, who)
+        if "replay" in request.query:
+            return await self.replay_page(store, versions, request.query["replay"])
         before = request.query.get("before", "")
-        page = self.render(store, author or str(base), versions, int(before) if before.isdigit() else None,
-                           request.query.get("token"), subs if author is not None else None, named, challenges_html)
-        return web.Response(text=page, content_type="text/html",
-                            headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
+        # A registered author's unranked challenges (their own results only).
+        label = who.label
+        challenges = await self.on_referee(lambda: self._challenges(label)) if who.subs is not None else ""
+        page = self.render(store, who.label, versions, int(before) if before.isdigit() else None,
+                           request.query.get("token"), who.subs, who.named, challenges)
+        return web.Response(text=page, content_type="text/html", headers=PRIVATE)
+
+    def own_shown(self, store: Store, versions: list[str], match_id: str) -> StoredMatch | None:
+        """The match ``match_id`` if it is of this event, one of ``versions`` played it, and it is shown."""
+        m = store.match(match_id)
+        if m is None or m.event_id != self.event or not set(m.seats) & set(versions) or not self.visible(m):
+            return None
+        return m
+
+    async def replay_page(self, store: Store, versions: list[str], match_id: str) -> web.Response:
+        """The live site's replay page of one of the holder's shown matches (404 for any other match)."""
+        answer = await self.replay(match_id) if self.replay and self.own_shown(store, versions, match_id) else None
+        if answer is None:
+            return web.Response(status=404, text=NO_MATCH, headers=PRIVATE)
+        status, kind, text = answer
+        return web.Response(status=status, text=text, content_type=kind, headers=PRIVATE)
+
+    def all_shown(self, store: Store, versions: list[str]) -> Iterator[tuple[str, StoredMatch]]:
+        """(version, match) for every shown match of ``versions``, each match once, newest first per
+        version: read a page at a time from the seat indexes, never the event's whole history at once."""
+        seen: set[str] = set()
+        for version in reversed(versions):
+            before: int | None = None
+            while True:
+                page = store.seat_matches(self.event, version, before, ARCHIVE_PAGE)
+                for m in page:
+                    if m.match_id not in seen and self.visible(m):
+                        seen.add(m.match_id)
+                        yield version, m
+                if len(page) < ARCHIVE_PAGE:
+                    break
+                before = page[-1].index
+
+    async def archive(self, request: web.Request) -> web.StreamResponse:
+        """``archive.zip``: the holder's records, logs and submission logs, streamed as it is written."""
+        who = await self.holder(request)
+        if isinstance(who, web.Response):
+            return who
+        if who.label in self._downloading:
+            return web.Response(status=429, headers={"Retry-After": "10"},
+                                text="Your archive is already being downloaded: one download at a time.\n")
+        self._downloading.add(who.label)
+        try:
+            store = self.readers()
+            versions = self.versions(store, who)
+            response = web.StreamResponse(headers={
+                **PRIVATE, "Content-Type": "application/zip",
+                "Content-Disposition": f'attachment; filename="{safe_name(who.label)}-records.zip"'})
+            await response.prepare(request)
+            sink = _Sink()
+            with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as zf:
+                index = ["match\tversion\tindex\tseats\tscores\tend\tfault\trecord"]
+                for version, m in self.all_shown(store, versions):
+                    lines = store.record(m.match_id)
+                    name = f"records/{safe_name(m.match_id)}.jsonl"
+                    if lines is not None:
+                        zf.writestr(name, lines)
+                    fault = "" if m.fault is None else f"{m.seats[m.fault.seat]}: {m.fault.cause.value}"
+                    index.append("\t".join((m.match_id, version, str(m.index), " ".join(m.seats),
+                                            " ".join(map(str, m.scores)), m.reason, fault,
+                                            name if lines is not None else "")))
+                    await response.write(sink.take())
+                for version in versions:
+                    await self._add_log(zf, sink, response, version)
+                for sub in who.subs or []:
+                    for label, text in (("build", sub.build_log), ("validation", sub.check_log)):
+                        if text:
+                            zf.writestr(f"submissions/{sub.id}-{label}.log", text)
+                zf.writestr("matches.tsv", "\n".join(index) + "\n")
+                zf.writestr("README.txt", ARCHIVE_README.format(who=who.label, versions=", ".join(versions) or "none"))
+            await response.write(sink.take())
+            await response.write_eof()
+            return response
+        finally:
+            self._downloading.discard(who.label)
+
+    async def _add_log(self, zf: zipfile.ZipFile, sink: _Sink, response: web.StreamResponse, version: str) -> None:
+        """``logs/VERSION.log``: the version's log up to the end of the last finished round, a chunk at a time."""
+        limit = self.log_limit(version)
+        path = self.log_dir / f"{version}.log"
+        if not limit or not path.is_file():
+            return
+        with path.open("rb") as f, zf.open(f"logs/{safe_name(version)}.log", "w") as out:
+            left = limit
+            while left > 0:
+                data = f.read(min(LOG_CHUNK, left))
+                if not data:
+                    break
+                left -= len(data)
+                out.write(data)
+                await response.write(sink.take())
 
     def log_tail(self, version: str) -> str:
         limit = self.log_limit(version)
@@ -185,9 +356,13 @@ class AuthorPages:
     def render(self, store: Store, base: str, versions: list[str], before: int | None = None,
                token: str | None = None, subs: list[ledger.Submission] | None = None,
                named: dict[int, str | None] | None = None, challenges: str = "") -> str:
+        with_token = f"&token={quote(token)}" if token else ""
         parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>"
                  "<link rel=stylesheet href='/static/site.css'><link rel=icon href='data:,'>",
-                 f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions)) or 'none yet'}</p>"]
+                 f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions)) or 'none yet'}</p>",
+                 f"<p><a id=archive href='archive.zip?{with_token[1:]}' download>Download your records "
+                 "and logs</a> (one .zip: every shown match's record, your versions' logs, your submissions' "
+                 "build and validation logs)</p>"]
         if subs is not None:
             parts.append(self.render_submissions(subs, named or {}))
             parts.append(challenges)
@@ -201,7 +376,11 @@ class AuthorPages:
                          "<tr><th>match</th><th>seats</th><th>scores</th><th>end</th><th>fault</th></tr>")
             for m in own:
                 fault = "" if m.fault is None else f"{m.seats[m.fault.seat]}: {m.fault.cause.value} {m.fault.detail}"
-                parts.append(f"<tr><td>{html.escape(m.match_id)}</td><td>{html.escape(' '.join(m.seats))}</td>"
+                shown = html.escape(m.match_id)
+                if self.replay is not None:
+                    href = f"?replay={quote(m.match_id)}{with_token}"  # quote()d: nothing HTML could read
+                    shown = f"<a class=replay href='{href}'>{shown}</a>"
+                parts.append(f"<tr><td>{shown}</td><td>{html.escape(' '.join(m.seats))}</td>"
                              f"<td>{html.escape(str(list(m.scores)))}</td><td>{html.escape(m.reason)}</td>"
                              f"<td>{html.escape(fault)}</td></tr>")
             parts.append("</table>")
@@ -211,8 +390,7 @@ class AuthorPages:
             parts.append(f"<h3>the end of {html.escape(version)}'s log (as of the last finished round)</h3>"
                          f"<pre>{html.escape(tail) or '(nothing yet)'}</pre>")
         if oldest is not None:
-            query = f"before={oldest}" + (f"&token={html.escape(token)}" if token else "")
-            parts.append(f"<p><a href='?{query}'>older matches</a></p>")
+            parts.append(f"<p><a href='?before={oldest}{with_token}'>older matches</a></p>")
         return "\n".join(parts)
 
     async def _submissions(self, given: str) -> tuple[str | None, list[ledger.Submission], dict[int, str | None]]:
@@ -249,3 +427,19 @@ class AuthorPages:
         if not subs:
             rows.append("<tr><td colspan=6>none yet: sevenrocks submit PATH --to URL --token TOKEN</td></tr>")
         return "\n".join([*rows, "</table>", *logs])
+
+
+#: Headers of everything the author pages send: never cached, never named to another site.
+PRIVATE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+ARCHIVE_README = """\
+{who}: your records and logs from this league (versions: {versions}).
+
+matches.tsv        every match of yours that is shown (its deal finished), newest first per version
+records/*.jsonl    each of those matches' stored record (docs/records.md); replay one with
+                   sevenrocks replay records/MATCH.jsonl
+logs/VERSION.log   each version's own log, up to the end of the last finished round
+submissions/       the build and validation log of each of your submissions
+
+Matches still in play, and anything of other authors' bots, are not in here.
+"""

@@ -104,6 +104,8 @@ class _Pages:
             if k >= pages.chunks:
                 return 404, "text/plain", "no such part of the match list\n"
             return 200, "text/javascript", pages.chunk(k)
+        if what == "replay_of":  # by match id: the author page links a match without the site's file names
+            what, arg = "replay", pages.files.get(arg, "")
         if what in ("replay", "record"):
             m = pages.by_file.get(arg)
             lines = self.store.record(m.match_id) if m is not None else None

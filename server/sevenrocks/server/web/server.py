@@ -184,7 +184,7 @@ class LiveSite:
             if request.transport is not None:
                 request.transport.close()
             raise web.HTTPBadRequest()
-        if self.token is None or request.path == "/author/" or request.path.startswith(("/api/", "/static/")):
+        if self.token is None or request.path.startswith(("/author/", "/api/", "/static/")):
             # The author page and the submission API check authors' own tokens; the stylesheet is public.
             return await handler(request)
         given = request.query.get("token") or request.cookies.get(COOKIE) or ""
@@ -228,6 +228,13 @@ class LiveSite:
         if view is None:
             return None
         return await self.pages.ask(view[0], view[1], what, arg)
+
+    async def replay_of(self, match_id: str) -> tuple[int, str, str] | None:
+        """The replay page of one match by its id, rendered as ``/m/...`` is: (status, type, text); None: no database.
+
+        For the author page, which checks first that the match is the author's own."""
+        answer: tuple[int, str, str] | None = await self.render("replay_of", match_id)
+        return answer
 
     def _page(self, what: str, key: str | None = None) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handler(request: web.Request) -> web.Response:
