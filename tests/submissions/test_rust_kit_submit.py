@@ -51,7 +51,7 @@ def test_the_rust_kit_submits_builds_offline_in_the_sandbox_validates_and_plays(
     sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, text=True, env=user_env(),
                              check=True).stdout.strip()
     # The organiser's side (docs/league.md): the toolchain read-only in the sandbox, and time for the build.
-    config = CONFIG.format(per_day=5).replace("[submissions]\n", "[submissions]\nbuild_time_s = 1500\n")
+    config = CONFIG.format(per_day=5, submissions="build_time_s = 1500")
     if not sysroot.startswith("/usr/"):
         config += f'\n[sandbox]\nread_only = ["{sysroot}"]\n'
     run = LeagueRun(tmp_path / "league")
