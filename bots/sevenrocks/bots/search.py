@@ -29,9 +29,9 @@ import time
 
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.rules import GameState, Move
-from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
+from .deals import MaskDeals
 from .defensive import DefensiveBot
 from .inference import missed_awards
 from .rollout import MATCH_BONUS, evaluate, greedy_move, play_out, search_deals
@@ -91,9 +91,10 @@ class SearchBot(Bot):
         budget = self.budget_s(view)
         deadline = None if budget is None else start + budget
         missed = missed_awards(view) if self.miss_weight < 1 else []
+        deals = MaskDeals(view, missed, self.miss_weight, self.resample)
         totals, n = search_deals(
-            view, moves, DealSampler(view), self.rng, self.iterations, start, deadline, missed,
-            self.miss_weight, self.resample, self.explore, self.horizon, self.pip_weight,
+            view, moves, deals, self.rng, self.iterations, start, deadline, self.explore, self.horizon,
+            self.pip_weight,
             clock=time.monotonic,  # this module's clock, read at call time (a test may step it)
         )
         self.last_iterations = n
