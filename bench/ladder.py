@@ -45,6 +45,7 @@ BUILTIN = {
     "greedy": "sevenrocks.bots.greedy:GreedyBot",
     "defensive": "sevenrocks.bots.defensive:DefensiveBot",
     "search": "sevenrocks.bots.search:SearchBot",
+    "ismcts": "sevenrocks.bots.ismcts:ISMCTSBot",
 }
 
 

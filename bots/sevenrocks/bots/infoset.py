@@ -1,0 +1,119 @@
+"""The ISMCTS bot's tree: single-observer information-set Monte Carlo tree search.
+
+After Cowling, Powley and Whitehouse, "Information Set Monte Carlo Tree Search"
+(IEEE TCIAIG 4(2), 2012), the SO-ISMCTS variant. The tree belongs to the searching
+seat: a node is the sequence of placements since its decision (every placement is
+public in Seven Rocks and fives, so the sequence is what the seat would see), not a
+game state. Each iteration
+
+1. deals the hidden tiles afresh (:class:`~.deals.MaskDeals`: consistent with every
+   pass, draw and hand size, weighed by the awards the other seats passed up);
+2. walks down the tree on that deal, choosing among the moves legal *in that deal*
+   by UCB1 with availability counts (a child's exploration term counts the
+   iterations in which it was available, not its parent's visits);
+3. adds one node, plays on with the search bot's greedy rollout until ``plies``
+   placements after the decision, and scores the end for the searching side
+   (:class:`~.rollout.Side`: points gained minus the opponents', pips still held,
+   the match result);
+4. backs the value up: each node keeps it from the point of view of the side that
+   chose it (the searching side's value, negated for an opponent's move).
+
+Why a tree and not only determinized rollouts (:mod:`.search`): determinized search
+answers each candidate with the same greedy replies on every deal, as if every seat
+knew every hand (strategy fusion); here the replies are chosen by statistics pooled
+over all deals, by what each seat could play, and partners choose for the partnership.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+
+from sevenrocks.sdk.rules import Phase
+
+from .deals import MaskDeals
+from .rollout import Side, play_out
+
+
+class Node:
+    """One information set of the searching seat: the placements since the decision."""
+
+    __slots__ = ("children", "visits", "total", "avail")
+
+    def __init__(self) -> None:
+        #: Child per move number.
+        self.children: dict[int, Node] = {}
+        #: Iterations through this node, and their summed value for the side that chose it.
+        self.visits = 0
+        self.total = 0.0
+        #: Iterations in which this node's move was legal at its parent (UCB's "parent visits").
+        self.avail = 0
+
+    def mean(self) -> float:
+        return self.total / self.visits if self.visits else 0.0
+
+
+def search_tree(
+    deals: MaskDeals, side: Side, team_of: Callable[[int], int], rng: random.Random,
+    iterations: int | None, start: float, deadline: float | None, plies: int, explore: float,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[Node, int]:
+    """Grow the tree of the decision ``deals`` describes; the root and how many iterations ran.
+
+    Stops after ``iterations`` or when one more would likely end after ``deadline``
+    (monotonic clock, read once per iteration).
+    """
+    root = Node()
+    mine = side.mine
+    turn = Phase.TURN
+    sqrt = math.sqrt
+    log = math.log
+    n = 0
+    while iterations is None or n < iterations:
+        state = deals.state(rng)
+        node = root
+        path: list[tuple[Node, bool]] = []
+        depth = 0
+        while state.phase is turn and depth < plies:
+            codes = state.legal_codes()
+            children = node.children
+            own = team_of(state.turn) == mine
+            untried = [c for c in codes if c not in children]
+            for c in codes:
+                child = children.get(c)
+                if child is not None:
+                    child.avail += 1
+            if untried:
+                code = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
+                child = children[code] = Node()
+                child.avail = 1
+                state.play_code(code, False)
+                path.append((child, own))
+                depth += 1
+                break
+            best = codes[0]
+            best_score = -math.inf
+            for c in codes:
+                child = children[c]
+                score = child.total / child.visits + explore * sqrt(log(child.avail) / child.visits)
+                if score > best_score:
+                    best, best_score = c, score
+            node = children[best]
+            state.play_code(best, False)
+            path.append((node, own))
+            depth += 1
+        if depth < plies:
+            play_out(state, rng, 0.0, plies - depth)
+        value = side.value(state)
+        for child, own in path:
+            child.visits += 1
+            child.total += value if own else -value
+        root.visits += 1
+        n += 1
+        if deadline is not None:
+            now = clock()
+            if now + (now - start) / n > deadline:
+                break
+    return root, n
