@@ -104,6 +104,17 @@ def test_the_tree_counts_every_iteration_once() -> None:
     assert 2 <= walk(root, 0) <= 4  # the tree grew past the root move, never past ``plies``
 
 
+def test_paired_deals_try_every_move_of_the_seat_on_each_deal() -> None:
+    game, view = position("seven-rocks", 4, 3, 9)
+    k = len(view.legal_moves())
+    deals = MaskDeals(view, missed_awards(view), 0.3, 10)
+    root, n = search_tree(deals, Side(view, 0.4), view.ruleset.team_of, random.Random(2), 50, 0.0, None, 4, 10.0,
+                          paired=True)
+    assert n == 50 and root.visits == 50 * k
+    assert [c.visits for c in root.children.values()] == [50] * k
+    assert all(c.avail == 50 for c in root.children.values())
+
+
 def test_ismcts_needs_at_least_its_own_move() -> None:
     with pytest.raises(ValueError):
         ISMCTSBot(1, plies=0)

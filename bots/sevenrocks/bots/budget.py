@@ -34,3 +34,8 @@ class Budgeted(Bot):
             cap = view.time_left_ms / 3
             budget = cap if budget is None else min(budget, cap)
         return None if budget is None else budget / 1000
+
+    def deadline(self, view: SeatView, start: float) -> float | None:
+        """The monotonic time to stop searching by, for a decision that began at ``start`` (None: no clock)."""
+        budget = self.budget_s(view)
+        return None if budget is None else start + budget

@@ -26,7 +26,7 @@ from sevenrocks.sdk.rules.randomness import shuffle
 from sevenrocks.sdk.sampling import BONEYARD, DealSampler
 from sevenrocks.sdk.view import SeatView
 
-from .inference import Missed
+from .inference import Missed, missed_awards
 
 #: Plain shuffles tried before the sampler's constrained assignment. An accepted shuffle
 #: is exactly uniform and costs ~20 µs; the assignment, roughly uniform, ~2 ms. With the
@@ -59,6 +59,11 @@ class MaskDeals:
         hands = [[] if seat != view.seat else list(view.hand) for seat in range(self.players)]
         #: The position with the other hands empty: every deal is a copy with its masks filled in.
         self.template = view.state_with(hands, [])
+
+    @classmethod
+    def for_view(cls, view: SeatView, miss_weight: float, resample: int) -> MaskDeals:
+        """The deals of a decision, weighed by the awards the other seats passed up (none when ``miss_weight`` is 1)."""
+        return cls(view, missed_awards(view) if miss_weight < 1 else [], miss_weight, resample)
 
     def state(self, rng: random.Random) -> GameState:
         """A full engine state of the position on a fresh deal (weighed by the play evidence)."""

@@ -31,7 +31,7 @@ import random
 import time
 from collections.abc import Callable
 
-from sevenrocks.sdk.rules import Phase
+from sevenrocks.sdk.rules import GameState, Phase
 
 from .deals import MaskDeals
 from .rollout import Side, play_out
@@ -58,62 +58,83 @@ class Node:
 def search_tree(
     deals: MaskDeals, side: Side, team_of: Callable[[int], int], rng: random.Random,
     iterations: int | None, start: float, deadline: float | None, plies: int, explore: float,
-    clock: Callable[[], float] = time.monotonic,
+    clock: Callable[[], float] = time.monotonic, paired: bool = False,
 ) -> tuple[Node, int]:
-    """Grow the tree of the decision ``deals`` describes; the root and how many iterations ran.
+    """Grow the tree of the decision ``deals`` describes; the root and how many iterations (deals) ran.
 
-    Stops after ``iterations`` or when one more would likely end after ``deadline``
-    (monotonic clock, read once per iteration).
+    With ``paired`` every deal runs one iteration below each of the seat's moves (as
+    the search bot tries every move on the same deal, so their difference is measured
+    with little noise); without, one iteration per deal, UCB choosing at the root too.
+    Stops after ``iterations`` deals or when one more would likely end after
+    ``deadline`` (monotonic clock, read once per deal).
     """
     root = Node()
     mine = side.mine
-    turn = Phase.TURN
-    sqrt = math.sqrt
-    log = math.log
     n = 0
     while iterations is None or n < iterations:
         state = deals.state(rng)
-        node = root
-        path: list[tuple[Node, bool]] = []
-        depth = 0
-        while state.phase is turn and depth < plies:
+        if paired:
             codes = state.legal_codes()
-            children = node.children
-            own = team_of(state.turn) == mine
-            untried = [c for c in codes if c not in children]
-            for c in codes:
-                child = children.get(c)
-                if child is not None:
-                    child.avail += 1
-            if untried:
-                code = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
-                child = children[code] = Node()
-                child.avail = 1
-                state.play_code(code, False)
-                path.append((child, own))
-                depth += 1
-                break
-            best = codes[0]
-            best_score = -math.inf
-            for c in codes:
-                child = children[c]
-                score = child.total / child.visits + explore * sqrt(log(child.avail) / child.visits)
-                if score > best_score:
-                    best, best_score = c, score
-            node = children[best]
-            state.play_code(best, False)
-            path.append((node, own))
-            depth += 1
-        if depth < plies:
-            play_out(state, rng, 0.0, plies - depth)
-        value = side.value(state)
-        for child, own in path:
-            child.visits += 1
-            child.total += value if own else -value
-        root.visits += 1
+            last = len(codes) - 1
+            for i, code in enumerate(codes):
+                child = root.children.get(code)
+                if child is None:
+                    child = root.children[code] = Node()
+                child.avail += 1
+                s = state if i == last else state.copy()
+                s.play_code(code, False)
+                iterate(s, child, [(child, True)], 1, side, team_of, mine, rng, plies, explore)
+                root.visits += 1
+        else:
+            iterate(state, root, [], 0, side, team_of, mine, rng, plies, explore)
+            root.visits += 1
         n += 1
         if deadline is not None:
             now = clock()
             if now + (now - start) / n > deadline:
                 break
     return root, n
+
+
+def iterate(
+    state: GameState, node: Node, path: list[tuple[Node, bool]], depth: int, side: Side,
+    team_of: Callable[[int], int], mine: int, rng: random.Random, plies: int, explore: float,
+) -> None:
+    """One ISMCTS iteration from ``node`` on the deal ``state``: select, expand one node, roll out, back up."""
+    turn = Phase.TURN
+    sqrt = math.sqrt
+    log = math.log
+    while state.phase is turn and depth < plies:
+        codes = state.legal_codes()
+        children = node.children
+        own = team_of(state.turn) == mine
+        untried = [c for c in codes if c not in children]
+        for c in codes:
+            child = children.get(c)
+            if child is not None:
+                child.avail += 1
+        if untried:
+            code = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
+            child = children[code] = Node()
+            child.avail = 1
+            state.play_code(code, False)
+            path.append((child, own))
+            depth += 1
+            break
+        best = codes[0]
+        best_score = -math.inf
+        for c in codes:
+            child = children[c]
+            score = child.total / child.visits + explore * sqrt(log(child.avail) / child.visits)
+            if score > best_score:
+                best, best_score = c, score
+        node = children[best]
+        state.play_code(best, False)
+        path.append((node, own))
+        depth += 1
+    if depth < plies:
+        play_out(state, rng, 0.0, plies - depth)
+    value = side.value(state)
+    for child, own in path:
+        child.visits += 1
+        child.total += value if own else -value

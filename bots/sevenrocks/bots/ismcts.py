@@ -26,7 +26,6 @@ from sevenrocks.sdk.view import SeatView
 from .budget import Budgeted
 from .deals import MaskDeals
 from .defensive import DefensiveBot
-from .inference import missed_awards
 from .infoset import search_tree
 from .rollout import Side
 
@@ -39,7 +38,7 @@ class ISMCTSBot(Budgeted):
     def __init__(
         self, seed: int | None = None, *, time_ms: float | None = 150.0, iterations: int | None = None,
         plies: int = 4, explore: float = 10.0, pip_weight: float = 0.4, miss_weight: float = 0.3,
-        resample: int = 10, prior: float = 0.5,
+        resample: int = 10, prior: float = 0.5, paired: bool = False,
     ) -> None:
         super().__init__(seed, time_ms, iterations)
         if plies < 1:
@@ -57,6 +56,8 @@ class ISMCTSBot(Budgeted):
         #: Weight of the defensive heuristic's opinion of each root move, added to its mean.
         self.prior = prior
         self._heuristic = DefensiveBot(seed)
+        #: Each deal runs one iteration below every move of the seat (see :func:`.infoset.search_tree`).
+        self.paired = paired
 
     def choose_move(self, view: SeatView) -> Move:
         start = time.monotonic()
@@ -64,15 +65,14 @@ class ISMCTSBot(Budgeted):
         self.last_iterations = 0
         if len(moves) == 1:
             return moves[0]
-        budget = self.budget_s(view)
-        deadline = None if budget is None else start + budget
-        missed = missed_awards(view) if self.miss_weight < 1 else []
-        deals = MaskDeals(view, missed, self.miss_weight, self.resample)
+        deadline = self.deadline(view, start)
+        deals = MaskDeals.for_view(view, self.miss_weight, self.resample)
         rs = view.ruleset
         root, n = search_tree(
             deals, Side(view, self.pip_weight), rs.team_of, self.rng, self.iterations, start, deadline,
             self.plies, self.explore,
             clock=time.monotonic,  # this module's clock, read at call time (a test may step it)
+            paired=self.paired,
         )
         self.last_iterations = n
 

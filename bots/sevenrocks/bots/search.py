@@ -33,7 +33,6 @@ from sevenrocks.sdk.view import SeatView
 from .budget import Budgeted
 from .deals import MaskDeals
 from .defensive import DefensiveBot
-from .inference import missed_awards
 from .rollout import MATCH_BONUS, evaluate, greedy_move, play_out, search_deals
 
 __all__ = ["MATCH_BONUS", "SearchBot", "greedy_move", "play_out"]
@@ -70,10 +69,8 @@ class SearchBot(Budgeted):
         self.last_iterations = 0
         if len(moves) == 1:
             return moves[0]
-        budget = self.budget_s(view)
-        deadline = None if budget is None else start + budget
-        missed = missed_awards(view) if self.miss_weight < 1 else []
-        deals = MaskDeals(view, missed, self.miss_weight, self.resample)
+        deadline = self.deadline(view, start)
+        deals = MaskDeals.for_view(view, self.miss_weight, self.resample)
         totals, n = search_deals(
             view, moves, deals, self.rng, self.iterations, start, deadline, self.explore, self.horizon,
             self.pip_weight,
