@@ -9,8 +9,12 @@ evaluation of the end (:class:`~.rollout.Side`). Deals come from the same sample
 and play evidence as the search bot's (:class:`~.deals.MaskDeals`), so it sees only
 what its seat has seen.
 
-At the root it plays the move with the best mean plus ``prior`` times the defensive
-bot's opinion of the move, as the search bot does. It stops at whichever comes
+By default (``paired``) every deal runs one iteration below each of the seat's own
+moves, so the moves are compared on the same deals as in the search bot (little
+noise between them), and the tree chooses the replies below them; ``paired=False``
+is plain SO-ISMCTS, UCB at the root too. At the root it plays the move with the
+best mean plus ``prior`` times the defensive bot's opinion of the move, as the
+search bot does. It stops at whichever comes
 first: ``iterations``, or ``time_ms`` on the monotonic clock (never more than a
 third of what the referee says is left).
 """
@@ -38,7 +42,7 @@ class ISMCTSBot(Budgeted):
     def __init__(
         self, seed: int | None = None, *, time_ms: float | None = 150.0, iterations: int | None = None,
         plies: int = 4, explore: float = 10.0, pip_weight: float = 0.4, miss_weight: float = 0.3,
-        resample: int = 10, prior: float = 0.5, paired: bool = False,
+        resample: int = 10, prior: float = 0.5, paired: bool = True,
     ) -> None:
         super().__init__(seed, time_ms, iterations)
         if plies < 1:
