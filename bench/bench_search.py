@@ -14,6 +14,7 @@ and prints the medians over the runs with this checkout's ratio to the baseline.
 
     python bench/bench_search.py [--matches 2] [--time-ms 150]
     python bench/bench_search.py --baseline /tmp/base --reps 3 --matches 1
+    python bench/bench_search.py --ismcts --matches 1     # the ismcts bot's deals too
 """
 
 from __future__ import annotations
@@ -25,10 +26,12 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from headline import headline
 from sevenrocks.bots.defensive import DefensiveBot
+from sevenrocks.bots.budget import Budgeted
 from sevenrocks.bots.search import SearchBot
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.local import play_local
@@ -39,7 +42,7 @@ from sevenrocks.sdk.view import SeatView
 class Counted(Bot):
     """A SearchBot that notes the deals, the seconds and the CPU seconds of each decision it searched."""
 
-    def __init__(self, inner: SearchBot, log: list[tuple[int, float, float]]) -> None:
+    def __init__(self, inner: Budgeted, log: list[tuple[int, float, float]]) -> None:
         super().__init__(0)
         self.inner = inner
         self.log = log
@@ -56,7 +59,7 @@ class Counted(Bot):
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def measure(matches: int, time_ms: float) -> tuple[float, float, float, int]:
+def measure(matches: int, time_ms: float, bot: Callable[..., Budgeted] = SearchBot) -> tuple[float, float, float, int]:
     """Median deals per searched decision, deals per second and per CPU second of thinking, decisions counted.
 
     On a loaded machine a search at a fixed clock gets a share of a core, so its deals
@@ -65,7 +68,7 @@ def measure(matches: int, time_ms: float) -> tuple[float, float, float, int]:
     """
     log: list[tuple[int, float, float]] = []
     for seed in range(1, matches + 1):
-        bots: list[Bot] = [Counted(SearchBot(seed * 10 + s, time_ms=time_ms), log) if s % 2 == 0
+        bots: list[Bot] = [Counted(bot(seed * 10 + s, time_ms=time_ms), log) if s % 2 == 0
                            else DefensiveBot(seed * 10 + s) for s in range(4)]
         play_local(bots, "seven-rocks", seed)
     deals = statistics.median(n for n, _, _ in log)
@@ -120,6 +123,8 @@ def main() -> None:
     ap.add_argument("--baseline", type=Path, default=None,
                     help="a checkout of the baseline sources, measured in the same run")
     ap.add_argument("--reps", type=int, default=3, help="alternating runs per tree with --baseline")
+    ap.add_argument("--ismcts", action="store_true",
+                    help="also measure the ismcts bot in the search bot's seats (deals = its deals per decision)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.baseline is not None:
@@ -134,9 +139,14 @@ def main() -> None:
         return
     print(f"search at {args.time_ms:.0f} ms a move, {engine_build()} build, {args.matches} matches against "
           f"defensive, {n} searched decisions\n")
-    print("| deals per decision (median) | deals per second of thinking | deals per CPU second |")
-    print("|---:|---:|---:|")
-    print(f"| {deals:,.0f} | {rate:,.0f} | {cpu_rate:,.0f} |")
+    print("| bot | deals per decision (median) | deals per second of thinking | deals per CPU second |")
+    print("|---|---:|---:|---:|")
+    print(f"| search | {deals:,.0f} | {rate:,.0f} | {cpu_rate:,.0f} |")
+    if args.ismcts:
+        from sevenrocks.bots.ismcts import ISMCTSBot
+
+        i_deals, i_rate, i_cpu, _ = measure(args.matches, args.time_ms, ISMCTSBot)
+        print(f"| ismcts | {i_deals:,.0f} | {i_rate:,.0f} | {i_cpu:,.0f} |")
     headline(f"search bot, deals per decision at {args.time_ms:.0f} ms", f"{deals:,.0f}", "more than main",
              f"{rate:,.0f} deals/s of thinking, {n} decisions")
 
