@@ -20,7 +20,7 @@ from sevenrocks.sdk.rules.bits import mask_tiles
 from sevenrocks.sdk.rules.layout import code_of
 
 from sevenrocks.bots.deals import MaskDeals
-from sevenrocks.bots.infoset import search_tree
+from sevenrocks.bots.infoset import key_of, search_tree
 from sevenrocks.bots.inference import missed_awards
 from sevenrocks.bots.ismcts import ISMCTSBot
 from sevenrocks.bots.rollout import Side
@@ -90,7 +90,7 @@ def test_the_tree_counts_every_iteration_once() -> None:
     root, n = search_tree(deals, Side(view, 0.4), view.ruleset.team_of, random.Random(2), 200, 0.0, None, 4, 10.0)
     assert n == 200 and root.visits == 200
     assert sum(c.visits for c in root.children.values()) == 200
-    assert set(root.children) == {code_of(m) for m in view.legal_moves()}
+    assert set(root.children) == {key_of(code_of(m), view.seat) for m in view.legal_moves()}
 
     def walk(node: object, depth: int) -> int:
         assert isinstance(node, type(root))
@@ -113,6 +113,24 @@ def test_paired_deals_try_every_move_of_the_seat_on_each_deal() -> None:
     assert n == 50 and root.visits == 50 * k
     assert [c.visits for c in root.children.values()] == [50] * k
     assert all(c.avail == 50 for c in root.children.values())
+
+
+def test_an_opponents_reply_keeps_the_value_for_the_opponent() -> None:
+    """Two plies: each reply keeps the value for its own side (an opponent's negated, a partner's as it is)."""
+    game, view = position("seven-rocks", 4, 3, 9)
+    deals = MaskDeals(view, missed_awards(view), 0.3, 10)
+    root, _ = search_tree(deals, Side(view, 0.4), view.ruleset.team_of, random.Random(2), 60, 0.0, None, 2, 10.0,
+                          paired=True)
+    checked = 0
+    for move in root.children.values():
+        replies = move.children.values()
+        if replies and sum(r.visits for r in replies) == move.visits:  # every iteration went on to a reply
+            team = view.ruleset.team_of
+            assert sum(r.total if team(key & 7) == view.team else -r.total
+                       for key, r in move.children.items()) == pytest.approx(move.total)
+            assert any(team(key & 7) != view.team and r.total for key, r in move.children.items())
+            checked += 1
+    assert checked
 
 
 def test_ismcts_needs_at_least_its_own_move() -> None:

@@ -37,13 +37,23 @@ from .deals import MaskDeals
 from .rollout import Side, play_out
 
 
+def key_of(code: int, seat: int) -> int:
+    """A child's key: the move number and the seat that played it (``key >> 3`` is the move).
+
+    Who placed a tile is public, and so is every pass in between: the same tiles
+    placed by an opponent or, after the opponent passed, by a partner are different
+    information sets, and their values belong to different sides.
+    """
+    return code << 3 | seat
+
+
 class Node:
-    """One information set of the searching seat: the placements since the decision."""
+    """One information set of the searching seat: the placements (and who made them) since the decision."""
 
     __slots__ = ("children", "visits", "total", "avail")
 
     def __init__(self) -> None:
-        #: Child per move number.
+        #: Child per move number and seat (:func:`key_of`).
         self.children: dict[int, Node] = {}
         #: Iterations through this node, and their summed value for the side that chose it.
         self.visits = 0
@@ -77,9 +87,10 @@ def search_tree(
             codes = state.legal_codes()
             last = len(codes) - 1
             for i, code in enumerate(codes):
-                child = root.children.get(code)
+                key = key_of(code, state.turn)
+                child = root.children.get(key)
                 if child is None:
-                    child = root.children[code] = Node()
+                    child = root.children[key] = Node()
                 child.avail += 1
                 s = state if i == last else state.copy()
                 s.play_code(code, False)
@@ -105,31 +116,32 @@ def iterate(
     sqrt = math.sqrt
     log = math.log
     while state.phase is turn and depth < plies:
-        codes = state.legal_codes()
+        mover = state.turn
+        keys = [key_of(c, mover) for c in state.legal_codes()]
         children = node.children
-        own = team_of(state.turn) == mine
-        untried = [c for c in codes if c not in children]
-        for c in codes:
-            child = children.get(c)
+        own = team_of(mover) == mine
+        untried = [k for k in keys if k not in children]
+        for k in keys:
+            child = children.get(k)
             if child is not None:
                 child.avail += 1
         if untried:
-            code = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
-            child = children[code] = Node()
+            key = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
+            child = children[key] = Node()
             child.avail = 1
-            state.play_code(code, False)
+            state.play_code(key >> 3, False)
             path.append((child, own))
             depth += 1
             break
-        best = codes[0]
+        best = keys[0]
         best_score = -math.inf
-        for c in codes:
-            child = children[c]
+        for k in keys:
+            child = children[k]
             score = child.total / child.visits + explore * sqrt(log(child.avail) / child.visits)
             if score > best_score:
-                best, best_score = c, score
+                best, best_score = k, score
         node = children[best]
-        state.play_code(best, False)
+        state.play_code(best >> 3, False)
         path.append((node, own))
         depth += 1
     if depth < plies:

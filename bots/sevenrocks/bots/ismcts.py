@@ -30,7 +30,7 @@ from sevenrocks.sdk.view import SeatView
 from .budget import Budgeted
 from .deals import MaskDeals
 from .defensive import DefensiveBot
-from .infoset import search_tree
+from .infoset import key_of, search_tree
 from .rollout import Side
 
 
@@ -81,7 +81,7 @@ class ISMCTSBot(Budgeted):
         self.last_iterations = n
 
         def score(move: Move) -> float:
-            child = root.children.get(code_of(move))
+            child = root.children.get(key_of(code_of(move), view.seat))
             mean = child.mean() if child is not None else -float("inf")
             return mean + (self.prior * self._heuristic.evaluate(view, move) if self.prior else 0.0)
 
