@@ -28,15 +28,18 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from headline import headline
 from sevenrocks.bots.defensive import DefensiveBot
-from sevenrocks.bots.budget import Budgeted
 from sevenrocks.bots.search import SearchBot
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.rules import Move, engine_build
 from sevenrocks.sdk.view import SeatView
+
+if TYPE_CHECKING:  # the baseline's sources (--baseline) may predate this module
+    from sevenrocks.bots.budget import Budgeted
 
 
 class Counted(Bot):
