@@ -45,6 +45,7 @@ BUILTIN = {
     "greedy": "sevenrocks.bots.greedy:GreedyBot",
     "defensive": "sevenrocks.bots.defensive:DefensiveBot",
     "search": "sevenrocks.bots.search:SearchBot",
+    "ismcts": "sevenrocks.bots.ismcts:ISMCTSBot",
 }
 
 
@@ -78,6 +79,7 @@ class Game:
     a_won: float
     margin: int
     times: dict[str, list[float]]
+    seed: int = 0
 
 
 def make_bot(name: str, seed: int, options: dict[str, Any]) -> Bot:
@@ -99,7 +101,7 @@ def play_one(job: tuple[str, str, str, int | None, bool, int, dict[str, Any]]) -
     margin = scores[a_team] - scores[1 - a_team]
     winner = match.winner
     a_won = 0.5 if winner is None else float(winner == a_team)
-    return Game(f"{a}:{b}", a_won, margin, times)
+    return Game(f"{a}:{b}", a_won, margin, times, seed)
 
 
 @dataclass(slots=True)
@@ -110,6 +112,8 @@ class PairResult:
     def row(self) -> str:
         a, b = self.pair.split(":")
         n = len(self.games)
+        if n == 0:
+            return f"| {a} | {b} | 0 | – | – | – | – | – |"
         wins = sum(g.a_won for g in self.games)
         lo, hi = wilson(wins, n)
         margin = statistics.fmean(g.margin for g in self.games)
@@ -148,6 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=None, help="fives only: 2 (A and B alternate seats)")
     parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=2, choices=(1, 2))
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="stop after this much wall time; only deals played in both seatings count")
+    parser.add_argument("--progress", action="store_true", help="print each pair's running tally to stderr")
     parser.add_argument("--search-iterations", type=int, default=40,
                         help="determinizations per decision for the search bot (fixed, reproducible)")
     parser.add_argument("--search-opt", action="append", default=[], metavar="KEY=JSON",
@@ -177,20 +184,28 @@ def main(argv: list[str] | None = None) -> int:
     ]
     results = {p: PairResult(p) for p in pairs}
     start = time.monotonic()
-    if args.processes == 1:
-        games = map(play_one, jobs)
+    stop = None if args.minutes is None else start + 60 * args.minutes
+    with Pool(args.processes) as pool:
+        games = map(play_one, jobs) if args.processes == 1 else pool.imap_unordered(play_one, jobs, chunksize=2)
         for g in games:
             results[g.pair].games.append(g)
-    else:
-        with Pool(args.processes) as pool:
-            for g in pool.imap_unordered(play_one, jobs, chunksize=2):
-                results[g.pair].games.append(g)
+            if args.progress:
+                print(f"{time.monotonic() - start:.0f} s: " + results[g.pair].row(), file=sys.stderr, flush=True)
+            if stop is not None and time.monotonic() > stop:
+                break  # leaving the with-block terminates the matches still running
     elapsed = time.monotonic() - start
+    if stop is not None:
+        for r in results.values():  # a deal counts only with both seatings played (duplicate)
+            seatings: dict[int, int] = {}
+            for g in r.games:
+                seatings[g.seed] = seatings.get(g.seed, 0) + 1
+            r.games = [g for g in r.games if seatings[g.seed] == 2]
     from sevenrocks.sdk.rules import engine_build
 
     print(f"ruleset {args.ruleset}, {args.deals} deals x 2 seatings per pair, {engine_build()} engine, "
           f"search {search}, {args.processes} processes, "
-          f"{elapsed:.0f} s wall")
+          f"{elapsed:.0f} s wall" + ("" if stop is None else f" (stopped at {args.minutes:g} minutes; "
+                                     f"complete deals only)"))
     print(HEADER)
     for p in pairs:
         print(results[p].row())

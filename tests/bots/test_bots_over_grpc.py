@@ -1,6 +1,6 @@
 """Each reference bot runs as its own program (``python -m sevenrocks.bots.NAME``) against a real referee.
 
-The referee's default limit is 1000 ms per decision; the search bot's default budget
+The referee's default limit is 1000 ms per decision; the search bots' default budget
 is 150 ms, so a match must end normally, with no seat forfeiting, and verify clean.
 """
 
@@ -21,6 +21,7 @@ from sevenrocks.sdk.rules.replay import verify_file
     [
         ("seven-rocks", ["search", "defensive", "search", "defensive"]),
         ("fives", ["search", "defensive", "greedy", "random"]),
+        ("seven-rocks", ["ismcts", "search", "ismcts", "search"]),
     ],
 )
 def test_bot_programs_play_a_match_within_the_default_limit(tmp_path: Path, ruleset: str, seats: list[str]) -> None:

@@ -12,17 +12,20 @@ from sevenrocks.sdk.rules.replay import verify_lines
 
 from sevenrocks.bots.defensive import DefensiveBot
 from sevenrocks.bots.greedy import GreedyBot
+from sevenrocks.bots.ismcts import ISMCTSBot
 from sevenrocks.bots.random import RandomBot
 from sevenrocks.bots.search import SearchBot
 
 CONFIGS = [("seven-rocks", 4), ("fives", 2), ("fives", 3), ("fives", 4)]
-NAMES = {"random": RandomBot, "greedy": GreedyBot, "defensive": DefensiveBot, "search": SearchBot}
+NAMES = {"random": RandomBot, "greedy": GreedyBot, "defensive": DefensiveBot, "search": SearchBot, "ismcts": ISMCTSBot}
 
 
 def make(name: str, seed: int) -> Bot:
-    """A bot by name; the search bot with a few deals per move and no clock, so tests are fast and repeatable."""
+    """A bot by name; the search bots with a few deals per move and no clock, so tests are fast and repeatable."""
     if name == "search":
         return SearchBot(seed, iterations=3, time_ms=None)
+    if name == "ismcts":
+        return ISMCTSBot(seed, iterations=12, time_ms=None)
     return NAMES[name](seed)
 
 
@@ -31,9 +34,9 @@ def make(name: str, seed: int) -> Bot:
 def test_plays_whole_matches_that_verify(name: str, config: tuple[str, int]) -> None:
     ruleset, players = config
     # A lower target keeps the search bot's matches short; the other bots play the full 250.
-    rs = make_ruleset(ruleset, players=players, target=100 if name == "search" else 250)
+    rs = make_ruleset(ruleset, players=players, target=100 if name in ("search", "ismcts") else 250)
     # The bot under test in seat 0 (and its partner's seat), the next bot down elsewhere.
-    other = {"random": "greedy", "greedy": "random", "defensive": "greedy", "search": "defensive"}[name]
+    other = {"random": "greedy", "greedy": "random", "defensive": "greedy", "search": "defensive", "ismcts": "search"}[name]
     bots = [make(name if s % 2 == 0 else other, s) for s in range(rs.players)]
     match = play_local(bots, rs, seed=11, match_id=f"test-{name}")
     assert match.state.over

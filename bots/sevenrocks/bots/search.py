@@ -27,19 +27,18 @@ from __future__ import annotations
 
 import time
 
-from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.rules import GameState, Move
-from sevenrocks.sdk.sampling import DealSampler
 from sevenrocks.sdk.view import SeatView
 
+from .budget import Budgeted
+from .deals import MaskDeals
 from .defensive import DefensiveBot
-from .inference import missed_awards
 from .rollout import MATCH_BONUS, evaluate, greedy_move, play_out, search_deals
 
 __all__ = ["MATCH_BONUS", "SearchBot", "greedy_move", "play_out"]
 
 
-class SearchBot(Bot):
+class SearchBot(Budgeted):
     """Determinized Monte Carlo search; plays for the partnership in Seven Rocks, for itself in fives."""
 
     name = "search"
@@ -49,15 +48,7 @@ class SearchBot(Bot):
         horizon: int | None = 3, explore: float = 0.0, pip_weight: float = 0.4,
         miss_weight: float = 0.3, resample: int = 10, prior: float = 0.5,
     ) -> None:
-        super().__init__(seed)
-        if time_ms is None and iterations is None:
-            raise ValueError("give the search a time budget (time_ms), a number of deals (iterations), or both")
-        if iterations is not None and iterations < 1:
-            raise ValueError(f"iterations must be at least 1, got {iterations}")
-        #: Think time per decision in milliseconds (None: no clock, only ``iterations``).
-        self.time_ms = time_ms
-        #: Deals per decision (None: as many as the time allows).
-        self.iterations = iterations
+        super().__init__(seed, time_ms, iterations)
         #: Chance that a rollout move is random instead of greedy.
         self.explore = explore
         #: Placements played out after each candidate move (None: to the end of the round).
@@ -71,16 +62,6 @@ class SearchBot(Bot):
         self.miss_weight = miss_weight
         #: Deals drawn at most to find one the play evidence accepts.
         self.resample = resample
-        #: Deals searched at the last decision (for tests and benchmarks).
-        self.last_iterations = 0
-
-    def budget_s(self, view: SeatView) -> float | None:
-        """Seconds to think now: the configured budget, capped by a third of the referee's limit."""
-        budget = self.time_ms
-        if view.time_left_ms is not None:
-            cap = view.time_left_ms / 3
-            budget = cap if budget is None else min(budget, cap)
-        return None if budget is None else budget / 1000
 
     def choose_move(self, view: SeatView) -> Move:
         start = time.monotonic()
@@ -88,12 +69,11 @@ class SearchBot(Bot):
         self.last_iterations = 0
         if len(moves) == 1:
             return moves[0]
-        budget = self.budget_s(view)
-        deadline = None if budget is None else start + budget
-        missed = missed_awards(view) if self.miss_weight < 1 else []
+        deadline = self.deadline(view, start)
+        deals = MaskDeals.for_view(view, self.miss_weight, self.resample)
         totals, n = search_deals(
-            view, moves, DealSampler(view), self.rng, self.iterations, start, deadline, missed,
-            self.miss_weight, self.resample, self.explore, self.horizon, self.pip_weight,
+            view, moves, deals, self.rng, self.iterations, start, deadline, self.explore, self.horizon,
+            self.pip_weight,
             clock=time.monotonic,  # this module's clock, read at call time (a test may step it)
         )
         self.last_iterations = n
