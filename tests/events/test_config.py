@@ -41,16 +41,17 @@ def test_defaults_are_the_registered_bots() -> None:
     assert cfg.format == ("pairings" if len(cfg.entrants) >= 4 else "self")
 
 
-def test_the_default_search_entrant_thinks_40_deals_per_move(monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/tournament.md: the default event's search entrant runs at a fixed 40 deals per move."""
-    search = default_config().entrant("search")
+@pytest.mark.parametrize("name", ["search", "ismcts"])
+def test_the_default_search_entrants_think_40_deals_per_move(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """docs/tournament.md: the default event's search entrants run at a fixed 40 deals per move."""
+    search = default_config().entrant(name)
     assert dict(search.env) == {"SEVENROCKS_SEARCH_ITERATIONS": "40"}
     # And the module, started with that environment, builds exactly that bot.
     started: list[Any] = []
     monkeypatch.setattr(client, "run", lambda bot, *a, **k: started.append(bot))
     for key, value in dict(search.env).items():
         monkeypatch.setenv(key, value)
-    runpy.run_module("sevenrocks.bots.search", run_name="__main__")
+    runpy.run_module(f"sevenrocks.bots.{name}", run_name="__main__")
     assert len(started) == 1 and started[0].iterations == 40 and started[0].time_ms is None
 
 

@@ -89,6 +89,11 @@ class ISMCTSBot(Budgeted):
 
 
 if __name__ == "__main__":
+    import os
+
     from sevenrocks.sdk.client import run
 
-    run(ISMCTSBot())
+    # As for search: an event may fix the budget to a number of deals per move (the default event
+    # plays both search bots at 40, so its whole field finishes in minutes).
+    deals = os.environ.get("SEVENROCKS_SEARCH_ITERATIONS")
+    run(ISMCTSBot(iterations=int(deals), time_ms=None) if deals else ISMCTSBot())

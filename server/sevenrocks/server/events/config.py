@@ -648,8 +648,8 @@ def default_config() -> EventConfig:
     Measured with ``bench/ranking.py`` on a pool of real reference-bot matches (see
     docs/tournament.md): pairings plus head to head, scheduled adaptively (after the
     first round, every new deal goes to the neighbour pair whose order is least
-    settled), at most 200 matches, every match on a deal of its own. The search entrant thinks a fixed 40 deals per
-    move (~7 ms instead of ~150 ms): the strength the ladder and the pool measure,
+    settled), at most 200 matches, every match on a deal of its own. The search entrants (``search``,
+    ``ismcts``) think a fixed 40 deals per move (~7 ms instead of ~150 ms): the strength the ladder and the pool measure,
     and a whole event in a few minutes on two cores. With fewer than four registered
     bots the pairings format cannot seat distinct partnerships, so the default falls
     back to head to head alone (``self``).
@@ -661,7 +661,7 @@ def default_config() -> EventConfig:
                           "install the package (pip install -e .) or pass a config file")
     entrants: list[dict[str, Any]] = [{"name": n, "bot": n} for n in names]
     for e in entrants:
-        if e["bot"] == "search":
+        if e["bot"] in ("search", "ismcts"):
             e["env"] = {"SEVENROCKS_SEARCH_ITERATIONS": "40"}
     pairings = len(names) >= 4
     # No duplicates: measured, they buy about 1.04x fewer matches here, and without them no
