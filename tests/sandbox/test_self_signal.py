@@ -92,7 +92,9 @@ def test_an_old_outside_stop_of_another_bot_does_not_excuse_a_later_self_signal(
                 {"name": "random", "bot": "random"}, {"name": "defensive", "bot": "defensive"}]
     config = write_config(tmp_path / "late.toml", entrants, None,
                           {"restart_backoff_s": 0, "fresh_process": "never"},
-                          name="late", duplicate=False, deals=6, target=250, concurrency=2, seed=3)
+                          # 20 deals: the event must outlast the quitter's 15 s (6 deals ended in 14 s
+                          # once decisions got cheaper, and the quitter never quit)
+                          name="late", duplicate=False, deals=20, target=250, concurrency=2, seed=3)
     proc = tournament(config, db, out)
     try:
         deadline = time.monotonic() + 120
