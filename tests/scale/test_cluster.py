@@ -116,6 +116,41 @@ def test_cluster_addresses_and_errors() -> None:
         asyncio.run(ClusterExecutor(cfg, "local:1").run([], lambda o: None))
 
 
+def test_dask_client_tracebacks_stay_off_the_console_while_an_event_runs() -> None:
+    """A killed scheduler makes the client's reconnect loop log a traceback through
+    ``distributed.client``, a logger Dask's config gives its own level and handler; the
+    coordinator reports the loss in one line of its own, so that traceback must not print."""
+    import logging
+
+    import distributed  # noqa: F401  (sets up Dask's loggers as a real coordinator has them)
+
+    from sevenrocks.server.events.cluster import client_logs_quiet
+
+    class Keep(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.seen.append(record.getMessage())
+
+    client_log, keep = logging.getLogger("distributed.client"), Keep()
+    before = client_log.level
+    client_log.addHandler(keep)
+    try:
+        with client_logs_quiet():
+            try:
+                raise ConnectionRefusedError(111, "Connection refused")
+            except ConnectionRefusedError:
+                client_log.exception("during the event")
+        assert keep.seen == []
+        assert client_log.level == before  # and Dask's own levels come back afterwards
+        client_log.error("after the event")
+        assert keep.seen == ["after the event"]
+    finally:
+        client_log.removeHandler(keep)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -739,14 +739,21 @@ class ClusterExecutor:
 @contextlib.contextmanager
 def client_logs_quiet() -> Iterator[None]:
     """Dask's own client-side log lines off while an event runs: a lost scheduler or worker
-    is reported once, in the coordinator's words, not as Dask's tracebacks on the console."""
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
+    is reported once, in the coordinator's words, not as Dask's tracebacks on the console.
+
+    Dask's logging config gives ``distributed.client`` (and others) a level and a handler of
+    their own, so quieting the ``distributed`` parent alone is not enough: the client's
+    reconnect loop logs its ``ConnectionRefusedError`` traceback through its own logger."""
+    names = ["distributed"] + [n for n in list(logging.root.manager.loggerDict) if n.startswith("distributed.")]
+    loggers = [logging.getLogger(n) for n in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _scheduler_lost(e: BaseException) -> bool:
