@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sevenrocks.sdk.bot import Bot
+from sevenrocks.sdk.rules import Move
 from sevenrocks.sdk.view import SeatView
 
 
@@ -39,3 +42,12 @@ class Budgeted(Bot):
         """The monotonic time to stop searching by, for a decision that began at ``start`` (None: no clock)."""
         budget = self.budget_s(view)
         return None if budget is None else start + budget
+
+    def begin(self, view: SeatView, clock: Callable[[], float]) -> tuple[list[Move], float, float | None]:
+        """A decision's opening: the legal moves, its start on ``clock`` and the deadline to stop by.
+
+        ``clock`` is the calling bot's own ``time.monotonic``, read at call time, so a test that
+        steps one bot module's clock steps this reading too."""
+        start = clock()
+        self.last_iterations = 0
+        return view.legal_moves(), start, self.deadline(view, start)

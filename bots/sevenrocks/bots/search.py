@@ -64,12 +64,9 @@ class SearchBot(Budgeted):
         self.resample = resample
 
     def choose_move(self, view: SeatView) -> Move:
-        start = time.monotonic()
-        moves = view.legal_moves()
-        self.last_iterations = 0
+        moves, start, deadline = self.begin(view, time.monotonic)
         if len(moves) == 1:
             return moves[0]
-        deadline = self.deadline(view, start)
         deals = MaskDeals.for_view(view, self.miss_weight, self.resample)
         totals, n = search_deals(
             view, moves, deals, self.rng, self.iterations, start, deadline, self.explore, self.horizon,
