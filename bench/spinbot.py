@@ -25,9 +25,19 @@ class Spinner(Bot):
         return self.rng.choice(view.legal_moves())
 
 
+def spin_while_parent_lives(parent: int) -> None:
+    """Burn CPU until the bot is gone, then exit.
+
+    Under sandbox ``off`` nothing reaps a bot's children, and a spinner left behind would
+    burn the machine's cores through every later benchmark run."""
+    while os.getppid() == parent:
+        pass
+    os._exit(0)
+
+
 if __name__ == "__main__":
+    me = os.getpid()
     for _ in range(int(os.environ.get("SPIN_PROCS", "2"))):
         if os.fork() == 0:
-            while True:
-                pass
+            spin_while_parent_lives(me)
     run(Spinner())
