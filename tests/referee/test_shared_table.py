@@ -64,13 +64,14 @@ class Checking(Bot):
         super().__init__(seed=7)
         self.reference = reference
         self.decisions = 0
-        self.tables: set[int] = set()
+        #: Each table seen, by match; the objects are kept so that no id is reused by a later table.
+        self.tables: dict[str, dict[int, object]] = {}
 
     def choose_move(self, view: SeatView) -> Move:
         own = self.reference.views[(view.match_id, view.seat)]
         assert facts(view) == facts(own)
         assert view.legal_moves() == self.reference.legal[(view.match_id, view.seat)]  # the referee's truth
-        self.tables.add(id(view.table))
+        self.tables.setdefault(view.match_id, {})[id(view.table)] = view.table
         self.decisions += 1
         return self.rng.choice(view.legal_moves())
 
@@ -98,6 +99,7 @@ def test_seats_sharing_a_table_see_what_a_table_of_their_own_shows() -> None:
             await referee.stop()
             task.cancel()
         assert bot.decisions > 200
-        assert len(bot.tables) == 3  # one table per match, shared by its seats
+        assert [len(seen) for seen in bot.tables.values()] == [1, 1, 1]  # one table per match, shared by its seats
+        assert len({i for seen in bot.tables.values() for i in seen}) == 3  # and a new one for each match
 
     asyncio.run(go())
