@@ -180,15 +180,11 @@ bot = "greedy"
 
 def launch(config: Path, db: Path, out: Path, ignore_sigint: bool = False) -> subprocess.Popen[str]:
     """The tournament in a process group of its own; ``ignore_sigint`` as a shell's background job runs it."""
-    def background() -> None:
-        if ignore_sigint:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    return subprocess.Popen(
-        [sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db", str(db),
-         "--out", str(out), "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        preexec_fn=background)
+    argv = [sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db", str(db),
+            "--out", str(out), "--quiet"]
+    if ignore_sigint:  # a shell's ``trap '' INT``: an ignored signal stays ignored across exec
+        argv = ["/bin/sh", "-c", 'trap "" INT && exec "$@"', "sh", *argv]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
 def wait_stored(proc: subprocess.Popen[str], db: Path, n: int) -> None:

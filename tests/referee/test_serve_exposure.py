@@ -113,9 +113,10 @@ IDLE_CONNECTIONS = 1100
 HEALTH_WATCHERS = 5000
 
 
-def limit_open_files(soft: int, hard: int) -> None:
-    """preexec_fn: the referee starts with ``ulimit -Sn soft -Hn hard``."""
-    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+def with_open_files(soft: int, hard: int, argv: list[str]) -> list[str]:
+    """``argv`` started from a shell after ``ulimit -Sn soft; ulimit -Hn hard``, as a user would
+    (not a ``preexec_fn``: Python in a forked child of this gRPC-using test process can crash)."""
+    return ["/bin/sh", "-c", f'ulimit -S -n {soft} && ulimit -H -n {hard} && exec "$@"', "sh", *argv]
 
 
 @pytest.fixture
@@ -174,9 +175,10 @@ def test_idle_connections_and_health_watchers_do_not_lock_out_health_or_bots(tmp
     within 1 s, and two bots then connect and finish their match while the watchers stay."""
     path = entrants_file(tmp_path, TOKENS)
     proc = subprocess.Popen(
-        serve_cmd("--entrants", str(path), "--ruleset", "fives", "--players", "2", "--target", "50",
-                  "--matches", "1", "--records", str(tmp_path), "--connect-timeout", "60"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: limit_open_files(1024, 4096))
+        with_open_files(1024, 4096, serve_cmd(
+            "--entrants", str(path), "--ruleset", "fives", "--players", "2", "--target", "50",
+            "--matches", "1", "--records", str(tmp_path), "--connect-timeout", "60")),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     idle: list[socket.socket] = []
     bots: list[subprocess.Popen[bytes]] = []
     try:
@@ -238,8 +240,8 @@ def test_with_no_room_to_raise_the_limit_idle_connections_are_dropped_within_the
     from sevenrocks.server.referee.guard import HANDSHAKE_TIMEOUT_MS
 
     path = entrants_file(tmp_path, TOKENS)
-    proc = subprocess.Popen(serve_cmd("--entrants", str(path)), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, preexec_fn=lambda: limit_open_files(1024, 1024))
+    proc = subprocess.Popen(with_open_files(1024, 1024, serve_cmd("--entrants", str(path))), stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
     idle: list[socket.socket] = []
     try:
         port = listening_port(proc)

@@ -21,7 +21,6 @@ the network was not cut.
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..sandbox.sandbox import BWRAP, SYSTEM_DIRS, python_environment, system_view
+from ..sandbox.sandbox import BWRAP, SYSTEM_DIRS, jailed, python_environment, system_view
 
 #: The part of a build's output kept as its log.
 LOG_BYTES = 64 * 1024
@@ -101,21 +100,15 @@ def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), c
     note = "" if contained else "(built without bubblewrap: the network was not cut)\n"
     argv = build_argv(folder, command, limits, contained, read_only)
 
-    def limit() -> None:
-        mem = limits.memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        disk = limits.disk_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_FSIZE, (disk, disk))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        import ctypes
-        import signal as sig
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, sig.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: dies with the league
-
+    # Through the jail (never a preexec_fn: the league's gRPC threads make Python in a forked
+    # child unsafe), which arms the parent-death signal (the build dies with the league) and
+    # sets the limits before the build's first instruction.
+    argv = jailed(argv, {"RLIMIT_AS": limits.memory_mb * 2**20, "RLIMIT_FSIZE": limits.disk_mb * 2**20,
+                         "RLIMIT_CORE": 0})
     start = time.monotonic()
     try:
         proc = subprocess.Popen(argv, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=limit)
+                                stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as e:
         return BuildResult(False, note, f"the build could not start: {e.strerror or e}")
     out = bytearray()

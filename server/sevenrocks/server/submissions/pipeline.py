@@ -32,7 +32,7 @@ from sevenrocks.sdk.stdio import stdio_command
 
 from ..events.config import Entrant, Pin
 from ..events.snapshots import SnapshotError, SnapshotStore, _remove as remove_tree
-from ..sandbox.sandbox import Limits
+from ..sandbox.sandbox import Limits, jailed
 from . import ledger
 from .authors import ensure_tables
 from .build import BuildLimits, run_build
@@ -217,9 +217,11 @@ class Pipeline:
                 "target": s.check_target}
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         try:
-            done = subprocess.run([sys.executable, "-I", "-m", "sevenrocks.server.submissions.validate",
-                                   json.dumps(spec)], cwd=self.neutral, env=env, stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=s.check_time_s, preexec_fn=_die_with_parent)
+            # Through the jail, which makes the check die with the league (as its bots do); never
+            # a preexec_fn, whose Python in a forked child of the gRPC-threaded league can crash it.
+            check = jailed([sys.executable, "-I", "-m", "sevenrocks.server.submissions.validate", json.dumps(spec)])
+            done = subprocess.run(check, cwd=self.neutral, env=env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=s.check_time_s)
         except subprocess.TimeoutExpired:
             return False, f"the check took longer than {s.check_time_s:g} s and was stopped"
         out = (done.stdout + done.stderr).decode("utf-8", "replace")
@@ -235,10 +237,3 @@ class Pipeline:
         os.replace(data_path, final)
         return final
 
-
-def _die_with_parent() -> None:
-    """In the check's process: SIGKILL when the league dies (its bots follow it the same way)."""
-    import ctypes
-    import signal
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
