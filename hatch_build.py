@@ -37,7 +37,7 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 #: The hot path: the engine, the seat view, the deal sampler, the RL environment's observation,
-#: the in-process match loop (``simulate``) and the search bot's rollouts.
+#: the in-process match loop (``simulate``) and the search bots' deals, rollouts and tree.
 COMPILED = [
     "sdk/sevenrocks/sdk/rules/errors.py",
     "sdk/sevenrocks/sdk/rules/tiles.py",
@@ -56,6 +56,8 @@ COMPILED = [
     "bots/sevenrocks/bots/awards.py",
     "bots/sevenrocks/bots/inference.py",
     "bots/sevenrocks/bots/rollout.py",
+    "bots/sevenrocks/bots/deals.py",
+    "bots/sevenrocks/bots/infoset.py",
 ]
 
 #: Run in a child process so that setuptools' command line and output stay out of hatchling's.

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import random
 
+from mypy_extensions import mypyc_attr
+
 from sevenrocks.sdk.rules import GameState
 from sevenrocks.sdk.rules.bits import TILE_BIT, TILE_INDEX, tiles_mask
 from sevenrocks.sdk.rules.randomness import shuffle
@@ -35,6 +37,7 @@ from .inference import Missed, missed_awards
 SHUFFLES = 64
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # a bot (or a test) may extend the deals it searches
 class MaskDeals:
     """Complete deals consistent with ``view``, as engine states; build once per decision."""
 
