@@ -203,26 +203,25 @@ class MatchRun:
         bank = self.bank_left[seat] if self.bank_left is not None else 0
         limit_ms = tc.per_move_ms + bank
         rid = next(self.referee.request_ids)
-        fut: asyncio.Future[Move | Fault] = asyncio.get_running_loop().create_future()
-        pending = link.pending = Pending(rid, fut, moves, limit_ms / 1000)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Move | Fault | None] = loop.create_future()
+        pending = link.pending = Pending(rid, fut, moves, limit_ms / 1000, session=session)
         session.send_turn(framed_for(link.prefix, "turn_request",
                                      turn_request_body(rid, self.game.round, moves, tc.per_move_ms, bank)), pending)
+        pending.arm(loop)
         t0 = time.perf_counter()
-        answer: Move | Fault
         try:
-            async with asyncio.timeout(2 * limit_ms / 1000) as timer:
-                pending.timer = timer  # Pending.start() moves the deadline to hand-off + limit
-                answer = await fut
-        except TimeoutError:
-            if fut.done() and not fut.cancelled():  # answered in time; the deadline fired before this task resumed
-                answer = fut.result()
-            elif session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
-                answer = await fut
-            else:
+            got = await fut
+        finally:
+            pending.stop()
+        answer: Move | Fault
+        if got is None:  # the deadline passed (Pending._deadline)
+            if link.pending is pending:
                 link.pending = None
-                link.late.add(rid)
-                answer = Fault(seat, FaultCause.TIMEOUT,
-                               f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
+            link.late.add(rid)
+            answer = Fault(seat, FaultCause.TIMEOUT, f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
+        else:
+            answer = got
         # The clock stops when the answer arrived (Session.on_move), not when this task
         # resumes: a busy referee's own scheduling is never charged to the bot.
         ms = ((pending.answered_at or time.perf_counter()) - (pending.sent_at or t0)) * 1000
