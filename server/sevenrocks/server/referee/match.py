@@ -26,7 +26,7 @@ from .faults import Fault, FaultPolicy, StrikeBook, TimeControl
 from .feed import FeedEntry, FeedHub
 from .seats import SeatRegistry
 from .session import Pending, SeatLink, Session
-from .wire import framed_for, play_body, seat_prefix, turn_request_body
+from .wire import body_field, frame, framed_for, play_body, seat_prefix, turn_request_body
 
 __all__ = ["MatchHost", "MatchRun", "RefereeMatch", "RefereeStopped"]
 
@@ -181,12 +181,13 @@ class MatchRun:
         self.feed.published()
 
     def _send(self, seats: Sequence[int], field: str, data: bytes) -> None:
-        """Queue one serialized body, in RefereeMessage ``field``, to each of ``seats``."""
+        """Queue one serialized body, in RefereeMessage ``field``, to each of ``seats`` (the field built once)."""
         links = self.links
+        tail = body_field(field, data)
         for seat in seats:
             link = links[seat]
             assert link.session is not None
-            link.session.send_framed(framed_for(link.prefix, field, data))
+            link.session.send_framed(frame(link.prefix + tail))
 
     async def ask(self, seat: int, moves: list[Move]) -> tuple[Move | Fault, float | None]:
         """Send a TurnRequest and await the answer or the deadline; the time is measured here.

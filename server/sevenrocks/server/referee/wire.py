@@ -78,13 +78,18 @@ def seat_prefix(match_id: str, seat: int) -> bytes:
     return pb.RefereeMessage(match_id=match_id, seat=seat).SerializeToString()
 
 
+def body_field(field: str, body: bytes) -> bytes:
+    """The serialized ``body`` as RefereeMessage field ``field``: built once per event, whatever the seats."""
+    return BODY_TAGS[field] + _varint(len(body)) + body
+
+
 def framed_for(prefix: bytes, field: str, body: bytes) -> bytes:
     """A framed RefereeMessage for the seat of ``prefix`` with the serialized ``body`` in ``field``.
 
     An event's body is serialized once and addressed to each seat by concatenation,
     which is what protobuf's wire format defines a message's fields to be.
     """
-    return frame(prefix + BODY_TAGS[field] + _varint(len(body)) + body)
+    return frame(prefix + body_field(field, body))
 
 
 
