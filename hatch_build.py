@@ -37,7 +37,8 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 #: The hot path: the engine, the seat view, the deal sampler, the RL environment's observation,
-#: the in-process match loop (``simulate``) and the search bots' deals, rollouts and tree.
+#: the in-process match loop (``simulate``), the referee's per-decision wire bytes and the search
+#: bots' deals, rollouts and tree.
 COMPILED = [
     "sdk/sevenrocks/sdk/rules/errors.py",
     "sdk/sevenrocks/sdk/rules/tiles.py",
@@ -53,6 +54,7 @@ COMPILED = [
     "sdk/sevenrocks/sdk/sampling.py",
     "sdk/sevenrocks/sdk/observation.py",
     "sdk/sevenrocks/sdk/local.py",
+    "sdk/sevenrocks/sdk/wirebytes.py",
     "bots/sevenrocks/bots/awards.py",
     "bots/sevenrocks/bots/inference.py",
     "bots/sevenrocks/bots/rollout.py",

@@ -26,7 +26,7 @@ from .faults import Fault, FaultPolicy, StrikeBook, TimeControl
 from .feed import FeedEntry, FeedHub
 from .seats import SeatRegistry
 from .session import Pending, SeatLink, Session
-from .wire import framed_for, play_body, seat_prefix, turn_request_body
+from .wire import body_field, frame, framed_for, play_body, seat_prefix, turn_request_body
 
 __all__ = ["MatchHost", "MatchRun", "RefereeMatch", "RefereeStopped"]
 
@@ -181,12 +181,13 @@ class MatchRun:
         self.feed.published()
 
     def _send(self, seats: Sequence[int], field: str, data: bytes) -> None:
-        """Queue one serialized body, in RefereeMessage ``field``, to each of ``seats``."""
+        """Queue one serialized body, in RefereeMessage ``field``, to each of ``seats`` (the field built once)."""
         links = self.links
+        tail = body_field(field, data)
         for seat in seats:
             link = links[seat]
             assert link.session is not None
-            link.session.send_framed(framed_for(link.prefix, field, data))
+            link.session.send_framed(frame(link.prefix + tail))
 
     async def ask(self, seat: int, moves: list[Move]) -> tuple[Move | Fault, float | None]:
         """Send a TurnRequest and await the answer or the deadline; the time is measured here.
@@ -203,26 +204,25 @@ class MatchRun:
         bank = self.bank_left[seat] if self.bank_left is not None else 0
         limit_ms = tc.per_move_ms + bank
         rid = next(self.referee.request_ids)
-        fut: asyncio.Future[Move | Fault] = asyncio.get_running_loop().create_future()
-        pending = link.pending = Pending(rid, fut, moves, limit_ms / 1000)
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Move | Fault | None] = loop.create_future()
+        pending = link.pending = Pending(rid, fut, moves, limit_ms / 1000, session=session)
         session.send_turn(framed_for(link.prefix, "turn_request",
                                      turn_request_body(rid, self.game.round, moves, tc.per_move_ms, bank)), pending)
+        pending.arm(loop)
         t0 = time.perf_counter()
-        answer: Move | Fault
         try:
-            async with asyncio.timeout(2 * limit_ms / 1000) as timer:
-                pending.timer = timer  # Pending.start() moves the deadline to hand-off + limit
-                answer = await fut
-        except TimeoutError:
-            if fut.done() and not fut.cancelled():  # answered in time; the deadline fired before this task resumed
-                answer = fut.result()
-            elif session.losing:  # the stream just died: its own fault (crash/disconnect) is on its way
-                answer = await fut
-            else:
+            got = await fut
+        finally:
+            pending.stop()
+        answer: Move | Fault
+        if got is None:  # the deadline passed (Pending._deadline)
+            if link.pending is pending:
                 link.pending = None
-                link.late.add(rid)
-                answer = Fault(seat, FaultCause.TIMEOUT,
-                               f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
+            link.late.add(rid)
+            answer = Fault(seat, FaultCause.TIMEOUT, f"round {self.game.round}, request {rid}: no move within {limit_ms} ms")
+        else:
+            answer = got
         # The clock stops when the answer arrived (Session.on_move), not when this task
         # resumes: a busy referee's own scheduling is never charged to the bot.
         ms = ((pending.answered_at or time.perf_counter()) - (pending.sent_at or t0)) * 1000

@@ -41,24 +41,57 @@ class MatchHandle(Protocol):
 class Pending:
     """An outstanding TurnRequest: answered once, through ``future``.
 
-    Its clock starts when the stream takes the request (:meth:`start`), which moves
-    the deadline of the ``timer`` the referee is waiting under.
+    Its clock starts when the stream takes the request (:meth:`start`). The deadline is
+    hand-off + limit, and a stream that takes nothing gets one more limit of grace
+    (ask + 2 limits). One loop timer per turn enforces it (:meth:`arm`): it first fires at
+    ask + limit, the earliest deadline there can be, and moves itself on only if the turn
+    is still open, so an answered turn costs one ``call_at`` and one cancel, not the
+    enter, reschedule and exit of an ``asyncio.timeout``. A turn whose deadline passes
+    is resolved with ``None``.
     """
 
     request_id: int
-    future: asyncio.Future[Move | Fault]
+    future: asyncio.Future[Move | Fault | None]
     moves: Sequence[Move]
     limit_s: float = 0.0
     #: perf_counter() when the request was handed to the stream.
     sent_at: float | None = None
-    timer: asyncio.Timeout | None = None
     #: perf_counter() when the bot's answer arrived.
     answered_at: float | None = None
+    #: The stream the turn was sent on: when it is being lost, its own fault resolves the turn.
+    session: Session | None = None
+    #: The loop's time when the turn was asked, and its one timer.
+    asked_at: float = 0.0
+    timer: asyncio.TimerHandle | None = None
+
+    def arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start the turn's timer (call once, when the request is queued)."""
+        self.asked_at = loop.time()
+        self.timer = loop.call_at(self.asked_at + self.limit_s, self._deadline)
 
     def start(self, now: float) -> None:
         self.sent_at = now
-        if self.timer is not None and not self.future.done():
-            self.timer.reschedule(asyncio.get_running_loop().time() + self.limit_s)
+
+    def stop(self) -> None:
+        """The turn is over: drop its timer."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    def _deadline(self) -> None:
+        """The timer fired: move it to the turn's real deadline if that is later, else end the turn."""
+        if self.future.done():
+            return
+        loop = asyncio.get_running_loop()
+        if self.sent_at is None:  # not handed off yet: the grace runs to ask + 2 limits
+            left = self.asked_at + 2 * self.limit_s - loop.time()
+        else:  # handed off: hand-off + limit (perf_counter, the clock the decision is measured on)
+            left = self.sent_at + self.limit_s - time.perf_counter()
+        if left > 0:
+            self.timer = loop.call_later(left, self._deadline)
+        elif self.session is None or not self.session.losing:  # a stream being lost: its own fault is on its way
+            self.timer = None
+            self.future.set_result(None)
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from google.protobuf.message import DecodeError
 
+from sevenrocks.sdk import wirebytes
 from sevenrocks.sdk.convert import placement_msg
 from sevenrocks.sdk.rules import Move, Play
 from sevenrocks.v1 import referee_pb2 as pb
@@ -39,32 +40,11 @@ def decode_bot_message(limit: int) -> Callable[[bytes], pb.BotMessage | BadMessa
     return decode
 
 
-def _varint(n: int) -> bytes:
-    if n < _SMALL:
-        return _VARINTS[n]
-    return _encode_varint(n)
-
-
-def _encode_varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-_SMALL = 1 << 14
-_VARINTS = [_encode_varint(n) for n in range(_SMALL)]  # lengths and tags are small: look them up
-
-
-def frame(message: bytes) -> bytes:
-    """One serialized RefereeMessage as an entry of a RefereeBatch.
-
-    A RefereeBatch is field 1, repeated, length-delimited: tag byte 0x0A, a varint
-    length and the message bytes, once per message; entries simply concatenate.
-    """
-    return b"\n" + _varint(len(message)) + message
+_varint = wirebytes.varint
+#: One serialized RefereeMessage as an entry of a RefereeBatch. A RefereeBatch is field 1,
+#: repeated, length-delimited: tag byte 0x0A, a varint length and the message bytes, once per
+#: message; entries simply concatenate.
+frame = wirebytes.frame
 
 
 #: The tag bytes of each RefereeMessage body field (length-delimited), by field name.
@@ -78,15 +58,18 @@ def seat_prefix(match_id: str, seat: int) -> bytes:
     return pb.RefereeMessage(match_id=match_id, seat=seat).SerializeToString()
 
 
+def body_field(field: str, body: bytes) -> bytes:
+    """The serialized ``body`` as RefereeMessage field ``field``: built once per event, whatever the seats."""
+    return wirebytes.length_field(BODY_TAGS[field], body)
+
+
 def framed_for(prefix: bytes, field: str, body: bytes) -> bytes:
     """A framed RefereeMessage for the seat of ``prefix`` with the serialized ``body`` in ``field``.
 
     An event's body is serialized once and addressed to each seat by concatenation,
     which is what protobuf's wire format defines a message's fields to be.
     """
-    return frame(prefix + BODY_TAGS[field] + _varint(len(body)) + body)
-
-
+    return frame(prefix + body_field(field, body))
 
 
 # ------------------------------------------------------------------ the two bodies of every decision
@@ -95,18 +78,23 @@ def framed_for(prefix: bytes, field: str, body: bytes) -> bytes:
 # protobuf objects (nested constructors, a copy of each legal move's Placement) and
 # serialized, they cost the referee ~20 us a decision; written here field by field, in
 # field-number order and with proto3's zero values left out as protobuf itself writes
-# them, ~3 us. tests/referee/test_wire.py checks them byte for byte against
+# them, ~3 us (the byte work in sevenrocks.sdk.wirebytes, which mypyc compiles with the
+# engine). tests/referee/test_wire.py checks them byte for byte against
 # SerializeToString() over whole matches.
 
 #: Serialized Placement per engine move (moves come from the engine: a few hundred at most).
 _PLACEMENT_BYTES: dict[Move, bytes] = {}
 
 
+def _serialize_placement(move: Move) -> bytes:
+    return placement_msg(move).SerializeToString()
+
+
 def placement_bytes(move: Move) -> bytes:
     """``placement_msg(move)`` serialized, once per move."""
     data = _PLACEMENT_BYTES.get(move)
     if data is None:
-        data = _PLACEMENT_BYTES[move] = placement_msg(move).SerializeToString()
+        data = _PLACEMENT_BYTES[move] = _serialize_placement(move)
     return data
 
 
@@ -116,35 +104,12 @@ def _placed(ev: Play) -> bytes:
     return data if data is not None else placement_bytes(Move(ev.tile, ev.port))
 
 
-def _uint(tag: bytes, n: int) -> bytes:
-    """A varint field, or nothing for 0 (proto3 writes no zero scalars)."""
-    return tag + _varint(n) if n else b""
-
-
-def _len(tag: bytes, data: bytes) -> bytes:
-    return tag + _varint(len(data)) + data
-
-
-def _int32(n: int) -> bytes:
-    """An int32 as protobuf writes it: a negative one as its 64-bit two's complement."""
-    return _varint(n) if n >= 0 else _encode_varint(n + (1 << 64))
-
-
 def turn_request_body(request_id: int, round: int, moves: list[Move], time_left_ms: int, bank_left_ms: int) -> bytes:
     """A serialized TurnRequest (fields 1-5 of the .proto)."""
-    return b"".join([
-        _uint(b"\x08", request_id), _uint(b"\x10", round),
-        *[_len(b"\x1a", placement_bytes(m)) for m in moves],
-        _uint(b"\x20", time_left_ms), _uint(b"\x28", bank_left_ms),
-    ])
+    return wirebytes.turn_request_body(request_id, round, moves, _PLACEMENT_BYTES, _serialize_placement,
+                                       time_left_ms, bank_left_ms)
 
 
 def play_body(ev: Play) -> bytes:
     """A serialized PlayEvent (what :func:`~sevenrocks.sdk.convert.play_msg` builds) for ``ev``."""
-    scores = b"".join([_int32(s) for s in ev.scores])
-    return b"".join([
-        _uint(b"\x08", ev.round), _uint(b"\x10", ev.seat),
-        _len(b"\x1a", _placed(ev)),
-        _uint(b"\x20", ev.ends), _uint(b"\x28", ev.award),
-        _len(b"\x32", scores) if scores else b"",
-    ])
+    return wirebytes.play_body(ev, _placed(ev))
