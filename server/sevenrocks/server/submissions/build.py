@@ -21,7 +21,6 @@ the network was not cut.
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import detached
 from ..sandbox.sandbox import BWRAP, SYSTEM_DIRS, python_environment, system_view
 
 #: The part of a build's output kept as its log.
@@ -101,21 +101,13 @@ def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), c
     note = "" if contained else "(built without bubblewrap: the network was not cut)\n"
     argv = build_argv(folder, command, limits, contained, read_only)
 
-    def limit() -> None:
-        mem = limits.memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        disk = limits.disk_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_FSIZE, (disk, disk))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        import ctypes
-        import signal as sig
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, sig.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: dies with the league
-
+    mem, disk = limits.memory_mb * 2**20, limits.disk_mb * 2**20
+    # The limits and the parent-death signal are set by .detached, never in a preexec_fn (gRPC's threads).
+    argv = detached.command(argv, {"RLIMIT_AS": mem, "RLIMIT_FSIZE": disk, "RLIMIT_CORE": 0})
     start = time.monotonic()
     try:
         proc = subprocess.Popen(argv, cwd=folder, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=limit)
+                                stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as e:
         return BuildResult(False, note, f"the build could not start: {e.strerror or e}")
     out = bytearray()

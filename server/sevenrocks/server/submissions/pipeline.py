@@ -33,7 +33,7 @@ from sevenrocks.sdk.stdio import stdio_command
 from ..events.config import Entrant, Pin
 from ..events.snapshots import SnapshotError, SnapshotStore, _remove as remove_tree
 from ..sandbox.sandbox import Limits
-from . import ledger
+from . import detached, ledger
 from .authors import ensure_tables
 from .build import BuildLimits, run_build
 from .manifest import Manifest, ManifestError, find_bundle
@@ -216,16 +216,13 @@ class Pipeline:
                 "per_move_ms": max(s.check_per_move_ms, self.per_move_ms), "tight_ms": s.check_tight_ms,
                 "target": s.check_target}
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        try:
-            done = subprocess.run([sys.executable, "-I", "-m", "sevenrocks.server.submissions.validate",
-                                   json.dumps(spec)], cwd=self.neutral, env=env, stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=s.check_time_s, preexec_fn=_die_with_parent)
+        argv = [sys.executable, "-I", "-m", "sevenrocks.server.submissions.validate", json.dumps(spec)]
+        try:  # no preexec_fn: see .detached (a fork with gRPC's handlers lost the report)
+            done = subprocess.run(detached.command(argv), cwd=self.neutral, env=env, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=s.check_time_s)
         except subprocess.TimeoutExpired:
             return False, f"the check took longer than {s.check_time_s:g} s and was stopped"
-        out = (done.stdout + done.stderr).decode("utf-8", "replace")
-        if len(out) > CHECK_LOG_BYTES:
-            out = out[:CHECK_LOG_BYTES] + "\n[rest of the check's output not kept]\n"
-        return done.returncode == 0, out
+        return done.returncode == 0, check_log(done.returncode, done.stdout, done.stderr)
 
     # ------------------------------------------------------------------ uploads
 
@@ -236,9 +233,24 @@ class Pipeline:
         return final
 
 
-def _die_with_parent() -> None:
-    """In the check's process: SIGKILL when the league dies (its bots follow it the same way)."""
-    import ctypes
-    import signal
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+def check_log(returncode: int, stdout: bytes, stderr: bytes) -> str:
+    """The validation log: the check's report (its stdout) whole and first, then what else the check's
+    process wrote on stderr, cut to what is left of ``CHECK_LOG_BYTES`` (a longer report keeps its head and
+    its verdict); when the process ended without a report, a first line that says so (never an empty or stderr-only log that reads like the report)."""
+    report = stdout.decode("utf-8", "replace").rstrip("\n")
+    noise = stderr.decode("utf-8", "replace").rstrip("\n")
+    head = ""
+    if not report:
+        how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
+        head = f"the check's process {how} before it wrote its report (a fault of the league's machine, not " \
+               f"necessarily of the bot: submit again, or ask the organiser)"
+    if len(report) > CHECK_LOG_BYTES:  # its head (the phases) and its tail (the verdict) are kept
+        half = CHECK_LOG_BYTES // 2
+        report = f"{report[:half]}\n[{len(report) - 2 * half} characters of the report not kept]\n{report[-half:]}"
+    out = "\n".join(part for part in (head, report) if part)
+    if noise:
+        room = max(0, CHECK_LOG_BYTES - len(out))
+        out += "\n--- the check process's stderr ---\n" + noise[:room]
+        if len(noise) > room:
+            out += f"\n[{len(noise) - room} more characters of stderr not kept]"
+    return out + "\n"
