@@ -19,6 +19,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -74,14 +75,14 @@ def busy_grpc() -> Iterator[None]:
 
     async def serve() -> None:
         server = aio.server()
-        handler = grpc.stream_stream_rpc_method_handler(_echo)
+        handler: Any = grpc.stream_stream_rpc_method_handler(_echo)
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("busy.Echo", {"Talk": handler}),))
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
 
         async def talk() -> None:
             async with aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-                call = channel.stream_stream("/busy.Echo/Talk")()
+                call: Any = channel.stream_stream("/busy.Echo/Talk")()
                 while True:
                     await call.write(b"x" * 200)
                     await call.read()
