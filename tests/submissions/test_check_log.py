@@ -3,7 +3,7 @@
 The defect: the league's process serves gRPC (the referee's streams) and started the
 check's process (and the build) with a ``preexec_fn``. Python then forks with
 gRPC's fork handlers, and with streams in flight the child could crash before it
-exec'd (SIGSEGV, about one start in seven here): the check's report was never
+exec'd (SIGSEGV, in one start of every 3 to 7 here): the check's report was never
 written, and the stored log was at most a line of gRPC's epoll noise. The fix
 starts both with no Python code between fork and exec (``submissions/detached.py``).
 
@@ -36,7 +36,7 @@ from . import bundles
 
 pytestmark = pytest.mark.usefixtures("bwrap")
 
-#: Starts of the check's process and of a build (with the defect, each one crashed about 1 time in 7).
+#: Starts of the check's process and of a build (with the defect, each one crashed in 1 of every 3 to 7).
 STARTS = 30
 
 #: The SDK bot, but it writes 2 MiB to stderr before it plays and a line on every turn.

@@ -3,7 +3,7 @@
 Why a program and not a ``preexec_fn``: the league's process runs gRPC (the
 referee), whose threads make Python code between ``fork()`` and ``exec()`` unsafe.
 With a ``preexec_fn``, Python forks with gRPC's fork handlers, and the child can
-crash before it ever execs (seen here as about one start in seven while the
+crash before it ever execs (seen here in one start of every 3 to 7 while the
 referee's streams were busy: SIGSEGV, no output, at most a line of gRPC's epoll
 noise on stderr). A submission's check then "failed" with that line for its log,
 the check's own report never written. Without a ``preexec_fn`` Python starts the
