@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
 import os
 import socket
 import time
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from sevenrocks.server.events.league import run_league
 from sevenrocks.server.referee.dealguard import DealGuard
@@ -64,56 +68,64 @@ def get(url: str) -> tuple[int, dict[str, str], bytes]:
         return e.code, dict(e.headers), e.read()
 
 
-def test_a_second_download_waits_its_turn_and_a_client_that_leaves_stops_the_archive(tmp_path: Path) -> None:
+def served(tmp_path: Path, random_bytes: int,
+           talk: Callable[[int, str, str], dict[str, object]]) -> dict[str, object]:
+    """An in-process league's author pages on the real LiveSite, a's log ``random_bytes`` of random bytes and
+    then zeros up to LOG_BYTES; ``talk(port, token_a, token_b)`` is called while they are served, on this
+    (the referee's) loop, which it blocks: everything it gets is served from the web thread."""
     game, store, _ = in_process_league(tmp_path, '[event]\nname = "x"\n[league]\nstop_after = 4\n' + FIELD)
     logs = tmp_path / "logs"
     logs.mkdir()
     with store:
         asyncio.run(run_league(game))
-        guard = DealGuard(False)
         with (logs / "a.log").open("wb") as f:
-            f.write(os.urandom(RANDOM_BYTES))
+            f.write(os.urandom(random_bytes))
             f.truncate(LOG_BYTES)
         (logs / "b.log").write_text("b's own log\n")
         limits = {"a": LOG_BYTES, "b": len("b's own log\n")}
         secret = league_secret(store, "x")
-        token_a, token_b = author_token(secret, "a"), author_token(secret, "b")
 
         async def serve() -> dict[str, object]:
-            site = LiveSite(lambda: None, store, "x", guard, "viewer-secret", logs)
+            site = LiveSite(lambda: None, store, "x", DealGuard(False), "viewer-secret", logs)
             pages = AuthorPages(store, "x", logs, lambda: {author_token(secret, n): n for n in "abcd"},
                                 lambda m: True, limits.get)
             pages.add_routes(site.app)
             port = await site.start("127.0.0.1", 0)
-            base = f"http://127.0.0.1:{port}/author/archive.zip"
-            got: dict[str, object] = {}
-            try:  # the referee's loop is blocked here: everything is served from the web thread
-                first, got["first"] = start_download(port, token_a)
-                second, got["second"] = start_download(port, token_a)  # a's archive is still being written
-                leave(second)
-                got["other_author"] = get(f"{base}?token={token_b}")
-                leave(first)
-                # Once the first download's client has gone, its archive stops and a's next download is let in
-                # (finishing it would take a minute or more: 8 GiB of log to compress).
-                deadline, statuses = time.monotonic() + 30, []
-                while time.monotonic() < deadline:
-                    try:
-                        again, head = start_download(port, token_a, timeout=5)
-                    except TimeoutError:  # the web thread does not answer: busy writing for nobody
-                        statuses.append(b"no answer")
-                        continue
-                    leave(again)
-                    statuses.append(head.split(b" ")[1])
-                    if statuses[-1] == b"200":
-                        break
-                    time.sleep(0.5)
-                got["after_leaving"] = statuses
-                return got
+            try:
+                return talk(port, author_token(secret, "a"), author_token(secret, "b"))
             finally:
                 await site.stop()
 
-        got = asyncio.run(serve())
+        return asyncio.run(serve())
 
+
+def test_a_second_download_waits_its_turn_and_a_client_that_leaves_stops_the_archive(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    def talk(port: int, token_a: str, token_b: str) -> dict[str, object]:
+        got: dict[str, object] = {}
+        first, got["first"] = start_download(port, token_a)
+        second, got["second"] = start_download(port, token_a)  # a's archive is still being written
+        leave(second)
+        got["other_author"] = get(f"http://127.0.0.1:{port}/author/archive.zip?token={token_b}")
+        leave(first)
+        # Once the first download's client has gone, its archive stops and a's next download is let in
+        # (finishing it would take a minute or more: 8 GiB of log to compress).
+        deadline, statuses = time.monotonic() + 30, []
+        while time.monotonic() < deadline:
+            try:
+                again, head = start_download(port, token_a, timeout=5)
+            except TimeoutError:  # the web thread does not answer: busy writing for nobody
+                statuses.append(b"no answer")
+                continue
+            leave(again)
+            statuses.append(head.split(b" ")[1])
+            if statuses[-1] == b"200":
+                break
+            time.sleep(0.5)
+        got["after_leaving"] = statuses
+        return got
+
+    got = served(tmp_path, RANDOM_BYTES, talk)
     first = got["first"]
     assert isinstance(first, bytes) and first.startswith(b"HTTP/1.1 200 ") and b"application/zip" in first
     second = got["second"]
@@ -126,4 +138,26 @@ def test_a_second_download_waits_its_turn_and_a_client_that_leaves_stops_the_arc
     with zipfile.ZipFile(io.BytesIO(body)) as z:
         assert z.read("logs/b.log") == b"b's own log\n"
     statuses = got["after_leaving"]
-    assert isinstance(statuses, list) and statuses and statuses[-1] == b"200", f"a's archive went on being written for nobody: {statuses}"
+    assert isinstance(statuses, list) and statuses and statuses[-1] == b"200", \
+        f"a's archive went on being written for nobody: {statuses}"
+    # A client that leaves is an ordinary event, not an error with a traceback in the league's log.
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+def test_the_site_answers_while_an_archive_is_written(tmp_path: Path) -> None:
+    """A download whose socket never fills (its log is zeros: little to send, much to compress) still lets
+    the web thread answer every other page between two of its pieces: another author's page is served
+    while a's archive of gigabytes is being written (before, only once it was done, minutes later)."""
+    def talk(port: int, token_a: str, token_b: str) -> dict[str, object]:
+        download, head = start_download(port, token_a)
+        download.settimeout(5)
+        download.recv(65536)  # the archive is under way (its first records)
+        page_b = get(f"http://127.0.0.1:{port}/author/?token={token_b}")
+        leave(download)
+        return {"head": head, "page_b": page_b}
+
+    got = served(tmp_path, 0, talk)
+    head = got["head"]
+    assert isinstance(head, bytes) and head.startswith(b"HTTP/1.1 200 "), head
+    page_b = got["page_b"]
+    assert isinstance(page_b, tuple) and page_b[0] == 200 and b"b&#x27;s own log" in page_b[2]

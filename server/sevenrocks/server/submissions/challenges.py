@@ -327,6 +327,7 @@ class Challenges:
                 record_withdrawal(report)
         for cid in {cid for cid, _, _ in planned}:
             c = get(self.db, cid)
-            if c is not None and c.state == OPEN and {p.n for p in played(self.db, cid)} >= set(range(1, c.matches + 1)):
+            every = set(range(1, c.matches + 1)) if c is not None else set()
+            if c is not None and c.state == OPEN and {p.n for p in played(self.db, cid)} >= every:
                 _end(self.db, cid, "done")
         return stored

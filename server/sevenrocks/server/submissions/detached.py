@@ -10,7 +10,8 @@ the check's own report never written. Without a ``preexec_fn`` Python starts the
 child with no Python code after the fork; this program, a fresh process, does the
 rest before the real command's first instruction.
 
-Standard library only; the harness imports it only for :func:`command`, its command line. ``LIMITS_JSON`` maps ``RLIMIT_*`` names to one value each (soft = hard).
+Standard library only; the harness imports it only for :func:`command`, its command
+line. ``LIMITS_JSON`` maps ``RLIMIT_*`` names to one value each (soft = hard).
 """
 
 import ctypes

@@ -236,7 +236,8 @@ class Pipeline:
 def check_log(returncode: int, stdout: bytes, stderr: bytes) -> str:
     """The validation log: the check's report (its stdout) whole and first, then what else the check's
     process wrote on stderr, cut to what is left of ``CHECK_LOG_BYTES`` (a longer report keeps its head and
-    its verdict); when the process ended without a report, a first line that says so (never an empty or stderr-only log that reads like the report)."""
+    its verdict); when the process ended without a report, a first line that says so (never an empty or
+    stderr-only log that reads like the report)."""
     report = stdout.decode("utf-8", "replace").rstrip("\n")
     noise = stderr.decode("utf-8", "replace").rstrip("\n")
     head = ""
