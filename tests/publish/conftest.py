@@ -8,8 +8,10 @@ Playwright fails the test instead of skipping it.
 from __future__ import annotations
 
 import asyncio
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import InProcessExecutor
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import run_event
+from sevenrocks.server.web.server import LiveSite
 
 from ..browser import chromium_path, no_browser
 
@@ -98,3 +101,37 @@ def play_in_process(config: EventConfig, db: Path) -> Path:
 def site_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished 4-bot pairings event with duplicate deals (12 matches), in process."""
     return play_in_process(event_config(), tmp_path_factory.mktemp("site") / "site.db")
+
+
+@contextmanager
+def serving(db: Path, event: str) -> Iterator[int]:
+    """The live site of ``db`` on a thread of its own (as ``--web`` runs it); yields its port."""
+    started, stop = threading.Event(), threading.Event()
+    port: list[int] = []
+    errors: list[BaseException] = []
+
+    def serve() -> None:
+        async def main() -> None:
+            site = LiveSite(lambda: None, Store(db), event)
+            port.append(await site.start("127.0.0.1", 0))
+            started.set()
+            try:
+                while not stop.is_set():
+                    await asyncio.sleep(0.05)
+            finally:
+                await site.stop()
+
+        try:
+            asyncio.run(main())
+        except BaseException as e:  # reported by the test
+            errors.append(e)
+            started.set()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        assert started.wait(30) and not errors, errors
+        yield port[0]
+    finally:
+        stop.set()
+        thread.join(30)

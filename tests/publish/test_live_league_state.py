@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -13,9 +11,8 @@ import pytest
 from sevenrocks.server.events.league import league_fingerprint, parse_league
 from sevenrocks.server.events.league_status import write_status
 from sevenrocks.server.events.store import Store
-from sevenrocks.server.web.server import LiveSite
 
-from .conftest import open_page, screenshot
+from .conftest import open_page, screenshot, serving
 
 WAITING = "only 1 of 2 active entrants can be seated and a table needs 2 (alpha@2 withdrawn (back only as a new version))"
 
@@ -35,33 +32,9 @@ def test_the_live_page_shows_a_waiting_league_and_why_then_that_it_plays(browser
     with Store(db, writer=True) as league:
         league.open_league(config, league_fingerprint(config))
         write_status(league.db, "spring", "waiting", WAITING)
-    started, stop = threading.Event(), threading.Event()
-    port: list[int] = []
-    errors: list[BaseException] = []
-
-    def serve() -> None:
-        async def main() -> None:
-            site = LiveSite(lambda: None, Store(db), "spring")  # the site's own reader, as `--web` has
-            port.append(await site.start("127.0.0.1", 0))
-            started.set()
-            try:
-                while not stop.is_set():
-                    await asyncio.sleep(0.05)
-            finally:
-                await site.stop()
-
-        try:
-            asyncio.run(main())
-        except BaseException as e:  # reported by the test
-            errors.append(e)
-            started.set()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        assert started.wait(30) and not errors, errors
+    with serving(db, "spring") as port:  # the site's own reader, as `--web` has
         w = open_page(browser, allow=("http://127.0.0.1", "ws://127.0.0.1", "data:", "about:"))
-        w.page.goto(f"http://127.0.0.1:{port[0]}/live.html")
+        w.page.goto(f"http://127.0.0.1:{port}/live.html")
         wait_page(w.page, "document.body.dataset.league === 'waiting'", "the league waiting")
         text = w.page.inner_text("#league-state")
         assert text.startswith("league: waiting since ") and WAITING in text, text
@@ -72,6 +45,3 @@ def test_the_live_page_shows_a_waiting_league_and_why_then_that_it_plays(browser
         wait_page(w.page, "document.body.dataset.league === 'playing'", "the league playing again")
         assert "3 entrants seated" in w.page.inner_text("#league-state")
         assert w.problems() == []
-    finally:
-        stop.set()
-        thread.join(30)

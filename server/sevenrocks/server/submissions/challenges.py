@@ -296,8 +296,10 @@ class Challenges:
                 continue
             if any(v not in ready for v in versions):
                 continue
-            done = len(played(self.db, c.id))
-            for n in range(done, c.matches):
+            # The numbers not stored yet (not a count: a match voided before a later one was stored, or one in
+            # play when the league was killed, is played again under its own number; a stored one never is).
+            done = {p.n for p in played(self.db, c.id)}
+            for n in (n for n in range(c.matches) if n + 1 not in done):
                 if len(out) >= budget:
                     return out
                 seats = seats_of(c.challenger, c.opponents, n, rules.players, rules.partnerships)
@@ -325,6 +327,7 @@ class Challenges:
                 record_withdrawal(report)
         for cid in {cid for cid, _, _ in planned}:
             c = get(self.db, cid)
-            if c is not None and c.state == OPEN and len(played(self.db, cid)) >= c.matches:
+            every = set(range(1, c.matches + 1)) if c is not None else set()
+            if c is not None and c.state == OPEN and {p.n for p in played(self.db, cid)} >= every:
                 _end(self.db, cid, "done")
         return stored

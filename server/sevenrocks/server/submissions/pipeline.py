@@ -224,10 +224,7 @@ class Pipeline:
                                   capture_output=True, timeout=s.check_time_s)
         except subprocess.TimeoutExpired:
             return False, f"the check took longer than {s.check_time_s:g} s and was stopped"
-        out = (done.stdout + done.stderr).decode("utf-8", "replace")
-        if len(out) > CHECK_LOG_BYTES:
-            out = out[:CHECK_LOG_BYTES] + "\n[rest of the check's output not kept]\n"
-        return done.returncode == 0, out
+        return done.returncode == 0, check_log(done.returncode, done.stdout, done.stderr)
 
     # ------------------------------------------------------------------ uploads
 
@@ -237,3 +234,26 @@ class Pipeline:
         os.replace(data_path, final)
         return final
 
+
+def check_log(returncode: int, stdout: bytes, stderr: bytes) -> str:
+    """The validation log: the check's report (its stdout) whole and first, then what else the check's
+    process wrote on stderr, cut to what is left of ``CHECK_LOG_BYTES`` (a longer report keeps its head and
+    its verdict); when the process ended without a report, a first line that says so (never an empty or
+    stderr-only log that reads like the report)."""
+    report = stdout.decode("utf-8", "replace").rstrip("\n")
+    noise = stderr.decode("utf-8", "replace").rstrip("\n")
+    head = ""
+    if not report:
+        how = f"was killed by signal {-returncode}" if returncode < 0 else f"exited with status {returncode}"
+        head = f"the check's process {how} before it wrote its report (a fault of the league's machine, not " \
+               f"necessarily of the bot: submit again, or ask the organiser)"
+    if len(report) > CHECK_LOG_BYTES:  # its head (the phases) and its tail (the verdict) are kept
+        half = CHECK_LOG_BYTES // 2
+        report = f"{report[:half]}\n[{len(report) - 2 * half} characters of the report not kept]\n{report[-half:]}"
+    out = "\n".join(part for part in (head, report) if part)
+    if noise:
+        room = max(0, CHECK_LOG_BYTES - len(out))
+        out += "\n--- the check process's stderr ---\n" + noise[:room]
+        if len(noise) > room:
+            out += f"\n[{len(noise) - room} more characters of stderr not kept]"
+    return out + "\n"

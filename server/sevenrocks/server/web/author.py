@@ -30,6 +30,7 @@ the other match of its duplicate group may still be playing).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import html
@@ -107,6 +108,14 @@ class Holder:
     #: Set for a registered author: their submissions, and each one's version in the field.
     subs: list[ledger.Submission] | None = None
     named: dict[int, str | None] = field(default_factory=dict)
+
+
+async def _send(response: web.StreamResponse, sink: _Sink) -> None:
+    """Send what the archive wrote so far, then let the web thread answer others: a write returns at once
+    while the client's socket has room, so a download of little to send and much to compress (a long
+    log) would otherwise hold the thread, every other page with it, until its end."""
+    await response.write(sink.take())
+    await asyncio.sleep(0)
 
 
 class _Sink:
@@ -277,12 +286,12 @@ class AuthorPages:
             return web.Response(status=429, headers={"Retry-After": "10"},
                                 text="Your archive is already being downloaded: one download at a time.\n")
         self._downloading.add(who.label)
+        response = web.StreamResponse(headers={
+            **PRIVATE, "Content-Type": "application/zip",
+            "Content-Disposition": f'attachment; filename="{safe_name(who.label)}-records.zip"'})
         try:
             store = self.readers()
             versions = self.versions(store, who)
-            response = web.StreamResponse(headers={
-                **PRIVATE, "Content-Type": "application/zip",
-                "Content-Disposition": f'attachment; filename="{safe_name(who.label)}-records.zip"'})
             await response.prepare(request)
             sink = _Sink()
             with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -296,7 +305,7 @@ class AuthorPages:
                     index.append("\t".join((m.match_id, version, str(m.index), " ".join(m.seats),
                                             " ".join(map(str, m.scores)), m.reason, fault,
                                             name if lines is not None else "")))
-                    await response.write(sink.take())
+                    await _send(response, sink)
                 for version in versions:
                     await self._add_log(zf, sink, response, version)
                 for sub in who.subs or []:
@@ -305,8 +314,10 @@ class AuthorPages:
                             zf.writestr(f"submissions/{sub.id}-{label}.log", text)
                 zf.writestr("matches.tsv", "\n".join(index) + "\n")
                 zf.writestr("README.txt", ARCHIVE_README.format(who=who.label, versions=", ".join(versions) or "none"))
-            await response.write(sink.take())
+            await _send(response, sink)
             await response.write_eof()
+            return response
+        except ConnectionError:  # the client went away: the archive stops here (no one to write it for)
             return response
         finally:
             self._downloading.discard(who.label)
@@ -325,7 +336,7 @@ class AuthorPages:
                     break
                 left -= len(data)
                 out.write(data)
-                await response.write(sink.take())
+                await _send(response, sink)
 
     def log_tail(self, version: str) -> str:
         limit = self.log_limit(version)

@@ -39,7 +39,7 @@ from ..publish.replay import static_text, template
 from ..publish.site import STATIC_FILES
 from ..referee.dealguard import DealGuard
 from ..referee.feed import FeedEntry, FeedHub
-from . import metrics
+from . import metrics, pagetasks
 from .live import public_steps
 from .pageproc import PageProcess, Snapshot
 from .webloop import Readers, WebLoop, relay
@@ -327,7 +327,7 @@ class LiveSite:
                         standings = await self.standings()
                     except RuntimeError as e:  # the page process failed on this version: say so, go on
                         log.warning("the live standings could not be built: %s", e)
-                        standings = {"type": "standings", "rows": [], "done": 0, "total": 0}
+                        standings = pagetasks.problem("standings")  # (the page keeps the last ones)
                     await ws.send_json(standings)
                     last_version = version
                 league = self.league_state()
@@ -336,7 +336,7 @@ class LiveSite:
                     last_league = league
                 await asyncio.sleep(0.2)
 
-        lister = asyncio.create_task(lists())
+        lister = pagetasks.start(ws, "lists", lists())
         try:
             async for msg in ws:
                 if msg.type != WSMsgType.TEXT:
@@ -348,7 +348,7 @@ class LiveSite:
                 if isinstance(wanted, str):
                     if watcher is not None:
                         watcher.cancel()
-                    watcher = asyncio.create_task(watch(wanted))
+                    watcher = pagetasks.start(ws, "watch", watch(wanted), wanted)
         finally:
             self._sockets.discard(ws)
             for task in (lister, watcher):

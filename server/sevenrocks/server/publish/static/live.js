@@ -8,6 +8,15 @@
 
   SR.startLive = function () {
     var el = SR.el, ws, watching = null, finished = {}, viewer = null, running = [], ended = false;
+    var problems = {};  // what -> text: a part of this page the server could not update (never silent)
+    function drawProblems() {
+      var box = document.getElementById("problems"), whats = Object.keys(problems);
+      box.innerHTML = "";
+      whats.forEach(function (w) { box.appendChild(el("p", {"data-what": w}, problems[w])); });
+      box.hidden = !whats.length;
+      document.body.setAttribute("data-problems", whats.join(" "));
+    }
+    function solved(what) { if (problems[what]) { delete problems[what]; drawProblems(); } }
     var url = (location.protocol === "https:" ? "wss:" : "ws:") + "//" + location.host + "/live/ws" + location.search;
     ws = new WebSocket(url);
     function watch(id) {
@@ -16,6 +25,7 @@
       document.getElementById("watching").textContent = "Match " + id;
       document.getElementById("viewer").innerHTML = "";
       SR.watchStarted[id] = Date.now();
+      solved("watch");
       ws.send(JSON.stringify({watch: id}));
       drawRunning();
     }
@@ -45,7 +55,13 @@
         running = msg.running;
         drawRunning();
         if (watching === null || finished[watching]) { pickNext(); }
+      } else if (msg.type === "problem") {
+        if (msg.what !== "watch" || msg.match_id === watching) {
+          problems[msg.what] = msg.match_id ? "Match " + msg.match_id + ": " + msg.text : msg.text;
+          drawProblems();
+        }
       } else if (msg.type === "standings") {
+        solved("standings");
         var body = document.querySelector("#standings tbody");
         body.innerHTML = "";
         msg.rows.forEach(function (r) {
