@@ -8,11 +8,10 @@ record. Reading parses lines into plain dicts with line numbers; the verifier
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
-
-import msgspec
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Sequence, cast
 
 from .errors import RecordError
 from .events import Draw, Event, Pass, Play, RoundEnd, RoundStart
@@ -76,7 +75,7 @@ def dumps(obj: dict[str, Any]) -> str:
 # of its cost. tests/rules/test_byte_identical.py pins the output to what json.dumps
 # wrote before this writer existed.
 _PORTS: dict[Port | None, str] = {None: "null"}
-_TILE: dict[Tile, str] = {t: f"[{t[0]}, {t[1]}]" for t in ALL_TILES}
+_TILE: dict[object, str] = {t: f"[{t[0]}, {t[1]}]" for t in ALL_TILES}
 _PLAY_KEYS = frozenset(("event", "round", "seat", "tile", "port", "ends", "award", "scores"))
 _PASS_KEYS = frozenset(("event", "round", "seat"))
 _DRAW_KEYS = frozenset(("event", "round", "seat", "tile"))
@@ -86,14 +85,17 @@ _END_KEYS = frozenset(("event", "round", "reason", "by", "hands", "settlement", 
 
 def _tiles_text(tiles: Iterable[Tile]) -> str:
     tile = _TILE
-    return "[" + ", ".join([tile[t] for t in tiles]) + "]"
+    # The tiles as objects: compiled, a typed tile would be re-boxed for each look-up (bits.py).
+    return "[" + ", ".join([tile[t] for t in cast("Iterable[object]", tiles)]) + "]"
 
 
 def _hands_text(hands: Iterable[Iterable[Tile]]) -> str:
     return "[" + ", ".join([_tiles_text(h) for h in hands]) + "]"
 
 
-def _ints(xs: Iterable[int]) -> str:
+def _ints(xs: Sequence[int]) -> str:
+    if len(xs) == 2:  # Seven Rocks' two team scores: the common case, without a join
+        return f"[{xs[0]}, {xs[1]}]"
     return "[" + ", ".join(map(str, xs)) + "]"
 
 
@@ -159,11 +161,22 @@ def record_lines(header: MatchHeader, events: Iterable[Event], extras: Sequence[
 
 
 def write_record(path: Path, lines: Sequence[str]) -> None:
-    """Write a record atomically (a temp file renamed into place): never a half file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n" if lines else "", encoding="utf-8")
-    tmp.replace(path)
+    """Write a record atomically (a temp file renamed into place): never a half file.
+
+    The folder is made when it is missing (found by the first open failing, which
+    saves a ``mkdir`` and a ``stat`` per record when it exists, as it does for all
+    but the first record of a run).
+    """
+    text = "\n".join(lines) + "\n" if lines else ""
+    tmp = os.fspath(path) + ".tmp"
+    try:
+        f = open(tmp, "w", encoding="utf-8")
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(tmp, "w", encoding="utf-8")
+    with f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 class RecordLine(NamedTuple):
@@ -171,7 +184,17 @@ class RecordLine(NamedTuple):
     data: dict[str, Any]
 
 
-_decode = msgspec.json.Decoder().decode
+#: msgspec's decoder, imported on first use: writing a record (``simulate``, the referee)
+#: never reads one, and the import is a measurable part of a short command's start-up.
+_DECODER: list[Callable[[str], Any]] = []
+
+
+def _decode(raw: str) -> Any:
+    if not _DECODER:
+        import msgspec
+
+        _DECODER.append(msgspec.json.Decoder().decode)
+    return _DECODER[0](raw)
 
 
 def loads(raw: str) -> Any:
