@@ -10,7 +10,12 @@ no start-up, timed with ``time.process_time()``; a "play" is an ``apply_action``
 player node (placements: OpenSpiel has no pass action). Ours and the baseline
 alternate so that machine noise hits both alike; the table quotes medians.
 
-    python bench/bench_simulate.py [--reps 5] [--matches 300]
+``--baseline-python`` adds a same-run comparison against another build of the project:
+the interpreter of a second environment with the baseline tree installed (for example
+``git archive main`` unpacked and ``pip install``-ed into its own venv). Its
+``simulate --records`` runs alternate with ours, and the table gives ours against it.
+
+    python bench/bench_simulate.py [--reps 5] [--matches 300] [--baseline-python /tmp/base/bin/python]
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ from pathlib import Path
 from headline import headline
 
 
-def simulate(matches: int, records: Path | None, policies: str = "random") -> tuple[int, float]:
-    """(plays, CPU seconds) of one `sevenrocks simulate` process."""
-    cmd = [sys.executable, "-m", "sevenrocks.server.cli", "simulate", "--matches", str(matches), "--seed", "1",
+def simulate(matches: int, records: Path | None, policies: str = "random",
+             python: str = sys.executable) -> tuple[int, float]:
+    """(plays, CPU seconds) of one `sevenrocks simulate` process (run by ``python``)."""
+    cmd = [python, "-m", "sevenrocks.server.cli", "simulate", "--matches", str(matches), "--seed", "1",
            "--policies", policies, "-q"]
     if records is not None:
         cmd += ["--records", str(records)]
@@ -71,8 +77,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--matches", type=int, default=300, help="matches per simulate process (about 110,000 plays)")
+    ap.add_argument("--baseline-python", default=None,
+                    help="the Python of another environment with the baseline tree installed: "
+                         "its simulate --records runs alternate with ours")
     args = ap.parse_args()
-    rows: dict[str, list[tuple[int, float]]] = {"records": [], "no records": [], "greedy": [], "openspiel": []}
+    rows: dict[str, list[tuple[int, float]]] = {"records": [], "no records": [], "greedy": [], "openspiel": [],
+                                                "baseline": []}
     plays_per_match = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.reps):
@@ -84,6 +94,13 @@ def main() -> None:
             rows["no records"].append((plays, cpu))  # the same seed plays the same matches
             gout = Path(tmp) / f"g{rep}"
             rows["greedy"].append(simulate(args.matches, gout, "greedy"))
+            if args.baseline_python:
+                bout = Path(tmp) / f"b{rep}"
+                rows["baseline"].append(simulate(args.matches, bout, "random", args.baseline_python))
+                if rep == 0:
+                    same = sorted((p.name, p.read_bytes()) for p in out.glob("*.jsonl")) == \
+                        sorted((p.name, p.read_bytes()) for p in bout.glob("*.jsonl"))
+                    print(f"records of this tree and the baseline tree byte-identical: {'yes' if same else 'NO'}")
             base = openspiel(cpu)
             if base is not None:
                 rows["openspiel"].append(base)
@@ -102,6 +119,8 @@ def main() -> None:
         "greedy": "simulate, four greedy policies, --records (whole process)",
         "openspiel": "OpenSpiel python_team_dominoes, random, in process (baseline)",
     }
+    if args.baseline_python:
+        labels["baseline"] = f"baseline tree ({args.baseline_python}), four random policies, --records"
     for key, label in labels.items():
         if not rows[key]:
             print(f"| {label} | n/a | n/a | n/a | n/a (open-spiel not installed) |")
@@ -110,6 +129,9 @@ def main() -> None:
         cpu = statistics.median(c for _, c in rows[key])
         ratio = f"{rate(key) / base:.2f}x" if rows["openspiel"] else "n/a"
         print(f"| {label} | {plays:,.0f} | {cpu:.2f} | {rate(key):,.0f} | {ratio} |")
+    if rows["baseline"]:
+        print(f"\nsimulate --records, this tree vs the baseline tree: {rate('records') / rate('baseline'):.2f}x "
+              f"the plays per CPU s (median of {args.reps} alternating runs each)")
     if rows["openspiel"]:
         headline("`simulate`, plays per CPU s vs OpenSpiel in process", f"{rate('records') / base:.2f}x", ">= 8x",
                  f"{rate('records'):,.0f} vs {base:,.0f} plays/CPU s, median of {args.reps}")

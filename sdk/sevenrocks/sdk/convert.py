@@ -14,6 +14,7 @@ from typing import Iterable, Sequence
 
 from sevenrocks.v1 import referee_pb2 as pb
 
+from .limits import MAX_ROUND_CAP as MAX_ROUND_CAP, MAX_TARGET as MAX_TARGET  # re-exported: callers import them here
 from .rules import (
     ALL_TILES, Draw, Event, LeaderBy, MatchEnd, Move, Offender, Pass, Play, Port, RoundEnd,
     RoundStart, Ruleset, Side, Tile, make_ruleset,
@@ -131,11 +132,6 @@ def offender_msg(o: Offender) -> pb.Offender:
 # ------------------------------------------------------------------ referee -> seat
 
 
-#: The largest target and round cap a seat assignment carries. The wire's fields are uint32 and
-#: scores int32, so a larger target could never be reached or even sent; config files and
-#: command lines are checked against these before anything starts.
-MAX_TARGET = 1_000_000
-MAX_ROUND_CAP = 100_000
 
 
 def assignment_msg(

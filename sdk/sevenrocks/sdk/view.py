@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from .rules import (
     ALL_TILES, Draw, Event, GameState, LeaderBy, Layout, MatchEnd, Move, Pass, Phase, Play, Port,
@@ -109,6 +109,11 @@ class PublicTable:
             self.scores = list(scores)
 
     def on_play(self, seat: int, tile: Tile, port: Port | None, ends: int, award: int, scores: Sequence[int]) -> None:
+        self._on_play(seat, tile, port, ends, award, scores)
+
+    def _on_play(self, seat: int, tile: object, port: Port | None, ends: int, award: int,
+                 scores: Sequence[int]) -> None:
+        """:meth:`on_play` with the tile as ``object``: compiled, it is stored without re-boxing (rules/bits.py)."""
         self.layout.place(_new(Move, (tile, port)))  # the numbers inside: Layout.place converts
         self.hand_sizes[seat] -= 1
         self.scores = list(scores)
@@ -425,11 +430,14 @@ def observe_all(views: Sequence[SeatView | None], table: PublicTable, event: Eve
     part (its hand, its drawn tile) to that seat only."""
     if isinstance(event, Play):
         seat = event.seat
-        tile = event.tile
-        table.on_play(seat, tile, event.port, event.ends, event.award, event.scores)
+        tile = cast("tuple[object, ...]", event)[2]  # the tile as an object, not re-boxed (rules/bits.py)
+        table._on_play(seat, tile, event.port, event.ends, event.award, event.scores)
         v = views[seat]
-        if v is not None and tile in v.hand:
-            v.hand.remove(tile)
+        if v is not None:
+            try:
+                cast("list[object]", v.hand).remove(tile)
+            except ValueError:  # not this view's tile to hold
+                pass
     elif isinstance(event, Pass):
         table.on_pass(event.seat)
     elif isinstance(event, Draw):

@@ -9,13 +9,14 @@ total incrementally on every placement instead of walking the tree.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 from mypy_extensions import mypyc_attr
 
 from .errors import IllegalMoveError
 from .bits import (
-    ALL_MASK, NO_PORT, PIP_TILES, PORT_VALUE, TILE_HIGH, TILE_INDEX, TILE_LOW, move_code, tiles_mask,
+    ALL_MASK, NO_PORT, PIP_TILES, PORT_VALUE, TILE_HIGH, TILE_INDEX, TILE_INDEX_OBJ, TILE_LOW, move_code,
+    tiles_mask,
 )
 from .tiles import ALL_TILES, Tile, fmt
 
@@ -282,8 +283,9 @@ class Layout:
         ports = self.ports
         playable = self.playable
         opening = not self.placed
-        for t in hand:
-            ti = TILE_INDEX[t]
+        index = TILE_INDEX_OBJ
+        for t in cast("list[object]", hand):  # as objects: no re-boxing in compiled code (bits.py)
+            ti = index[t]
             if opening:
                 out.append(MOVE_OF[move_code(ti, NO_PORT)])  # type: ignore[arg-type]
                 continue

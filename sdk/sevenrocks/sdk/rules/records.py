@@ -8,11 +8,10 @@ record. Reading parses lines into plain dicts with line numbers; the verifier
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
-
-import msgspec
+from typing import Any, Callable, Final, Iterable, Iterator, NamedTuple, Sequence, cast
 
 from .errors import RecordError
 from .events import Draw, Event, Pass, Play, RoundEnd, RoundStart
@@ -76,7 +75,7 @@ def dumps(obj: dict[str, Any]) -> str:
 # of its cost. tests/rules/test_byte_identical.py pins the output to what json.dumps
 # wrote before this writer existed.
 _PORTS: dict[Port | None, str] = {None: "null"}
-_TILE: dict[Tile, str] = {t: f"[{t[0]}, {t[1]}]" for t in ALL_TILES}
+_TILE: dict[object, str] = {t: f"[{t[0]}, {t[1]}]" for t in ALL_TILES}
 _PLAY_KEYS = frozenset(("event", "round", "seat", "tile", "port", "ends", "award", "scores"))
 _PASS_KEYS = frozenset(("event", "round", "seat"))
 _DRAW_KEYS = frozenset(("event", "round", "seat", "tile"))
@@ -86,15 +85,12 @@ _END_KEYS = frozenset(("event", "round", "reason", "by", "hands", "settlement", 
 
 def _tiles_text(tiles: Iterable[Tile]) -> str:
     tile = _TILE
-    return "[" + ", ".join([tile[t] for t in tiles]) + "]"
+    # The tiles as objects: compiled, a typed tile would be re-boxed for each look-up (bits.py).
+    return "[" + ", ".join([tile[t] for t in cast("Iterable[object]", tiles)]) + "]"
 
 
 def _hands_text(hands: Iterable[Iterable[Tile]]) -> str:
     return "[" + ", ".join([_tiles_text(h) for h in hands]) + "]"
-
-
-def _ints(xs: Iterable[int]) -> str:
-    return "[" + ", ".join(map(str, xs)) + "]"
 
 
 def _port_text(port: Port | None) -> str:
@@ -105,22 +101,37 @@ def _port_text(port: Port | None) -> str:
     return text
 
 
-def event_line(ev: Event) -> tuple[str, frozenset[str]] | None:
-    """The record line of a round's event, and its keys; None for the match's end (rare: json.dumps)."""
+#: The text of the small integers a line holds (rounds, seats, pips, ends, awards, most
+#: scores): str() makes a new string each time; these are made once.
+_SMALL: Final[list[str]] = [str(i) for i in range(1024)]
+
+
+def _int(i: int) -> str:
+    return _SMALL[i] if 0 <= i < 1024 else str(i)
+
+
+def _ints(xs: Sequence[int]) -> str:
+    if len(xs) == 2:  # Seven Rocks' two team scores: the common case, without a join
+        return f"[{_int(xs[0])}, {_int(xs[1])}]"
+    return "[" + ", ".join([_int(x) for x in xs]) + "]"
+
+
+def _event_text(ev: Event) -> str | None:
+    """The record line of a round's event; None for the match's end (rare: json.dumps)."""
     if isinstance(ev, Play):
         rnd, seat, (a, b), port, ends, award, scores = ev
-        return (f'{{"event": "play", "round": {rnd}, "seat": {seat}, "tile": [{a}, {b}], '
-                f'"port": {_port_text(port)}, "ends": {ends}, "award": {award}, '
-                f'"scores": {_ints(scores)}}}'), _PLAY_KEYS
+        return (f'{{"event": "play", "round": {_int(rnd)}, "seat": {_int(seat)}, "tile": [{_int(a)}, {_int(b)}], '
+                f'"port": {_port_text(port)}, "ends": {_int(ends)}, "award": {_int(award)}, '
+                f'"scores": {_ints(scores)}}}')
     if isinstance(ev, Pass):
-        return f'{{"event": "pass", "round": {ev.round}, "seat": {ev.seat}}}', _PASS_KEYS
+        return f'{{"event": "pass", "round": {_int(ev.round)}, "seat": {_int(ev.seat)}}}'
     if isinstance(ev, Draw):
         rnd, seat, (a, b) = ev
-        return f'{{"event": "draw", "round": {rnd}, "seat": {seat}, "tile": [{a}, {b}]}}', _DRAW_KEYS
+        return f'{{"event": "draw", "round": {rnd}, "seat": {seat}, "tile": [{a}, {b}]}}'
     if isinstance(ev, RoundStart):
         return (f'{{"event": "round_start", "round": {ev.round}, "leader": {ev.leader}, '
                 f'"leader_by": "{ev.leader_by.value}", "hands": {_hands_text(ev.hands)}, '
-                f'"boneyard": {_tiles_text(ev.boneyard)}}}'), _START_KEYS
+                f'"boneyard": {_tiles_text(ev.boneyard)}}}')
     if isinstance(ev, RoundEnd):
         head = (f'{{"event": "round_end", "round": {ev.round}, "reason": "{ev.reason.value}", '
                 f'"by": {"null" if ev.by is None else ev.by}, "hands": {_hands_text(ev.hands)}, ')
@@ -131,8 +142,21 @@ def event_line(ev: Event) -> tuple[str, frozenset[str]] | None:
             middle = '"bonus": null'
         else:
             middle = f'"bonus": {{"seat": {ev.bonus.seat}, "points": {ev.bonus.points}}}'
-        return f'{head}{middle}, "scores": {_ints(ev.scores)}}}', _END_KEYS
+        return f'{head}{middle}, "scores": {_ints(ev.scores)}}}'
     return None
+
+
+def _event_keys(ev: Event) -> frozenset[str]:
+    """The keys of the line :func:`_event_text` writes for ``ev``."""
+    if isinstance(ev, Play):
+        return _PLAY_KEYS
+    if isinstance(ev, Pass):
+        return _PASS_KEYS
+    if isinstance(ev, Draw):
+        return _DRAW_KEYS
+    if isinstance(ev, RoundStart):
+        return _START_KEYS
+    return _END_KEYS
 
 
 def record_lines(header: MatchHeader, events: Iterable[Event], extras: Sequence[dict[str, Any]] = ()) -> list[str]:
@@ -142,14 +166,13 @@ def record_lines(header: MatchHeader, events: Iterable[Event], extras: Sequence[
     n_extras = len(extras)
     for i, ev in enumerate(events):
         extra = extras[i] if i < n_extras else None
-        fast = event_line(ev)
-        if fast is not None:
-            line, keys = fast
+        text = _event_text(ev)
+        if text is not None:
             if not extra:
-                append(line)
+                append(text)
                 continue
-            if keys.isdisjoint(extra):  # new keys go last, as dict.update would put them
-                append(line[:-1] + ", " + dumps(extra)[1:])
+            if _event_keys(ev).isdisjoint(extra):  # new keys go last, as dict.update would put them
+                append(text[:-1] + ", " + dumps(extra)[1:])
                 continue
         obj = ev.to_json()
         if extra:
@@ -159,11 +182,22 @@ def record_lines(header: MatchHeader, events: Iterable[Event], extras: Sequence[
 
 
 def write_record(path: Path, lines: Sequence[str]) -> None:
-    """Write a record atomically (a temp file renamed into place): never a half file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("\n".join(lines) + "\n" if lines else "", encoding="utf-8")
-    tmp.replace(path)
+    """Write a record atomically (a temp file renamed into place): never a half file.
+
+    The folder is made when it is missing (found by the first open failing, which
+    saves a ``mkdir`` and a ``stat`` per record when it exists, as it does for all
+    but the first record of a run).
+    """
+    data = ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    tmp = os.fspath(path) + ".tmp"
+    try:
+        f = open(tmp, "wb")  # bytes: no text wrapper to set up per file, and "\n" on every OS
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(tmp, "wb")
+    with f:
+        f.write(data)
+    os.replace(tmp, path)
 
 
 class RecordLine(NamedTuple):
@@ -171,7 +205,17 @@ class RecordLine(NamedTuple):
     data: dict[str, Any]
 
 
-_decode = msgspec.json.Decoder().decode
+#: msgspec's decoder, imported on first use: writing a record (``simulate``, the referee)
+#: never reads one, and the import is a measurable part of a short command's start-up.
+_DECODER: list[Callable[[str], Any]] = []
+
+
+def _decode(raw: str) -> Any:
+    if not _DECODER:
+        import msgspec
+
+        _DECODER.append(msgspec.json.Decoder().decode)
+    return _DECODER[0](raw)
 
 
 def loads(raw: str) -> Any:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import random
 from enum import StrEnum
+from typing import cast
 
 from .errors import IllegalMoveError, RulesError
 from .events import (
     Bonus, Draw, Event, FaultCause, LeaderBy, MatchEnd, MatchEndReason, Offender, Pass, Play,
     RoundEnd, RoundEndReason, RoundStart, Settlement,
 )
-from .bits import NO_PORT, TILE_BIT, TILE_INDEX, mask_pips, mask_tiles, tiles_mask
+from .bits import N_TILES, NO_PORT, TILE_BIT, TILE_INDEX, TILE_OBJ, mask_pips, mask_tiles, tile_indices, tiles_mask
 from .layout import MOVE_OF, PORT_OF, Layout, Move, code_of
 from .randomness import shuffle
 from .rulesets import Ruleset
@@ -26,6 +27,21 @@ from .tiles import ALL_TILES, Tile, fmt, round5
 #: Names the dealing procedure below; records carry it so that ``verify`` knows it can
 #: re-derive every deal and lot from the seed. Change it if the procedure changes.
 DEAL_PROCEDURE = "sevenrocks-mt19937/1"
+
+
+#: Settlements made so far, by seat and pips: a frozen value is shared, not rebuilt
+#: (a compiled frozen dataclass is built through Python-level ``__init__`` code).
+#: Bounded: 4 seats times the pips a hand can hold.
+_SETTLEMENTS: dict[tuple[int, int], Settlement] = {}
+
+
+def _settlement(seat: int, pips: int) -> Settlement:
+    """Seven Rocks' debit of ``seat`` holding ``pips`` at a round's end (a shared frozen value)."""
+    key = (seat, pips)
+    s = _SETTLEMENTS.get(key)
+    if s is None:
+        s = _SETTLEMENTS[key] = Settlement(seat, pips, -round5(pips))
+    return s
 
 
 class Phase(StrEnum):
@@ -44,13 +60,32 @@ def draw_deal(
 
     Returns the sorted hands, the boneyard in drawing order, and the lot's seat.
     """
-    tiles = list(ALL_TILES)
-    shuffle(rng, tiles)
+    masks, bones, lot = deal_bits(rng, ruleset, needs_lot)
+    tiles = TILE_OBJ
+    return (
+        [mask_tiles(m) for m in masks], cast("list[Tile]", [tiles[i] for i in bones]), None if lot < 0 else lot,
+    )
+
+
+def deal_bits(rng: random.Random, ruleset: Ruleset, needs_lot: bool) -> tuple[list[int], list[int], int]:
+    """:func:`draw_deal` as numbers (:mod:`.bits`): hand masks, boneyard tile indices, the lot (-1: none).
+
+    The very same draws: shuffling the 28 tile indices permutes them as shuffling the
+    28 tiles in canonical order does (the shuffle looks only at the length), and a
+    mask needs no sorting.
+    """
+    order = list(range(N_TILES))
+    shuffle(rng, order)
     n, size = ruleset.players, ruleset.hand_size
-    hands = [sorted(tiles[i * size:(i + 1) * size]) for i in range(n)]
-    boneyard = tiles[n * size:]
-    lot = rng.randrange(n) if needs_lot else None
-    return hands, boneyard, lot
+    bit = TILE_BIT
+    masks: list[int] = []
+    for s in range(n):
+        m = 0
+        for i in order[s * size:(s + 1) * size]:
+            m |= bit[i]
+        masks.append(m)
+    lot = rng.randrange(n) if needs_lot else -1
+    return masks, order[n * size:], lot
 
 
 def forfeit_winner(ruleset: Ruleset, scores: list[int] | tuple[int, ...], seat: int) -> int:
@@ -213,10 +248,10 @@ class GameState:
         if self.rng is None:
             raise RulesError("this state has no random source, so it cannot deal; use start_round()")
         leader, leader_by = self.next_leader()
-        hands, boneyard, lot = draw_deal(self.rng, self.ruleset, leader is None)
-        chosen = lot if lot is not None else leader
-        assert chosen is not None
-        return self.start_round(hands, boneyard, chosen, leader_by)
+        masks, bones, lot = deal_bits(self.rng, self.ruleset, leader is None)
+        chosen = lot if leader is None else leader
+        # deal_bits deals the 28 tiles once each by construction: no need to check them.
+        return self._begin_round(masks, bones, chosen, leader_by)
 
     def start_round(
         self, hands: list[list[Tile]], boneyard: list[Tile], leader: int, leader_by: LeaderBy
@@ -225,17 +260,24 @@ class GameState:
         if self.phase not in (Phase.NOT_STARTED, Phase.ROUND_OVER):
             raise RulesError(f"cannot start a round while the match is in phase {self.phase.value}")
         self._check_deal(hands, boneyard, leader)
+        return self._begin_round([tiles_mask(h) for h in hands], tile_indices(boneyard), leader, leader_by)
+
+    def _begin_round(self, masks: list[int], bones: list[int], leader: int, leader_by: LeaderBy) -> list[Event]:
+        """:meth:`start_round` for a deal as numbers, not checked: a whole deal (deal_bits', or checked)."""
+        if self.phase not in (Phase.NOT_STARTED, Phase.ROUND_OVER):
+            raise RulesError(f"cannot start a round while the match is in phase {self.phase.value}")
         self.round += 1
-        self.hand_masks = [tiles_mask(h) for h in hands]
-        self.bones = [TILE_INDEX[t] for t in boneyard]
+        self.hand_masks = masks
+        self.bones = bones
         self.layout = Layout()
         self.leader = self.turn = leader
         self.leader_by = leader_by
         self.passes = 0
         self.phase = Phase.TURN
+        tiles = TILE_OBJ
         return [RoundStart(
-            self.round, leader, leader_by, tuple(tuple(mask_tiles(m)) for m in self.hand_masks),
-            tuple(boneyard),
+            self.round, leader, leader_by, tuple([tuple(mask_tiles(m)) for m in masks]),
+            cast("tuple[Tile, ...]", tuple([tiles[i] for i in bones])),
         )]
 
     def _check_deal(self, hands: list[list[Tile]], boneyard: list[Tile], leader: int) -> None:
@@ -322,7 +364,7 @@ class GameState:
         if record:
             pid = code >> 5
             port = None if pid == NO_PORT else PORT_OF[pid]
-            events.append(tuple.__new__(Play, (self.round, seat, ALL_TILES[ti], port, total, award, tuple(scores))))
+            events.append(tuple.__new__(Play, (self.round, seat, TILE_OBJ[ti], port, total, award, tuple(scores))))
         self.passes = 0
         if award and scores[team] >= rs.target:
             self._end_match(MatchEndReason.TARGET, team, events)
@@ -349,11 +391,11 @@ class GameState:
                     ti = bones.pop(0)
                     masks[seat] |= TILE_BIT[ti]
                     if record:
-                        events.append(Draw(self.round, seat, ALL_TILES[ti]))
+                        events.append(tuple.__new__(Draw, (self.round, seat, TILE_OBJ[ti])))
                     if TILE_BIT[ti] & layout.playable:
                         return
             if record:
-                events.append(Pass(self.round, seat))
+                events.append(tuple.__new__(Pass, (self.round, seat)))  # not Pass(): its __new__ is Python code
             self.passes += 1
             if self.passes == rs.players:
                 self._end_round(RoundEndReason.BLOCKED, None, events)
@@ -367,7 +409,7 @@ class GameState:
         bonus: Bonus | None = None
         winner: int | None = None
         if rs.partnerships:
-            settlement = tuple(Settlement(s, p, -round5(p)) for s, p in enumerate(pips))
+            settlement = tuple([_settlement(s, p) for s, p in enumerate(pips)])
             for s in settlement:
                 self.scores[rs.team_of(s.seat)] += s.points
         else:
@@ -381,7 +423,7 @@ class GameState:
                 bonus = Bonus(winner, round5(sum(pips) - pips[winner]))
                 self.scores[winner] += bonus.points
         events.append(RoundEnd(
-            self.round, reason, by, tuple(tuple(mask_tiles(m)) for m in self.hand_masks), settlement, bonus,
+            self.round, reason, by, tuple([tuple(mask_tiles(m)) for m in self.hand_masks]), settlement, bonus,
             tuple(self.scores), rs.partnerships,
         ))
         self.last_round_reason = reason
