@@ -61,17 +61,12 @@ def _int32(n: int) -> bytes:
     return varint(n) if n >= 0 else encode_varint(n + (1 << 64))
 
 
-def turn_request_body(request_id: int, round: int, moves: list[Move], placements: dict[Move, bytes],
-                      serialize: Callable[[Move], bytes], time_left_ms: int, bank_left_ms: int) -> bytes:
-    """A serialized TurnRequest (fields 1-5 of the .proto).
-
-    ``placements`` caches each move's serialized Placement; ``serialize`` makes a missing one.
-    """
+def turn_request_body(request_id: int, round: int, moves: list[Move], placement: Callable[[Move], bytes],
+                      time_left_ms: int, bank_left_ms: int) -> bytes:
+    """A serialized TurnRequest (fields 1-5 of the .proto); ``placement`` gives each move's serialized Placement."""
     parts = [_uint(b"\x08", request_id), _uint(b"\x10", round)]
     for move in moves:
-        data = placements.get(move)
-        if data is None:
-            data = placements[move] = serialize(move)
+        data = placement(move)
         parts.append(b"\x1a" + varint(len(data)) + data)
     parts.append(_uint(b"\x20", time_left_ms))
     parts.append(_uint(b"\x28", bank_left_ms))

@@ -86,15 +86,11 @@ def framed_for(prefix: bytes, field: str, body: bytes) -> bytes:
 _PLACEMENT_BYTES: dict[Move, bytes] = {}
 
 
-def _serialize_placement(move: Move) -> bytes:
-    return placement_msg(move).SerializeToString()
-
-
 def placement_bytes(move: Move) -> bytes:
     """``placement_msg(move)`` serialized, once per move."""
     data = _PLACEMENT_BYTES.get(move)
     if data is None:
-        data = _PLACEMENT_BYTES[move] = _serialize_placement(move)
+        data = _PLACEMENT_BYTES[move] = placement_msg(move).SerializeToString()
     return data
 
 
@@ -106,8 +102,7 @@ def _placed(ev: Play) -> bytes:
 
 def turn_request_body(request_id: int, round: int, moves: list[Move], time_left_ms: int, bank_left_ms: int) -> bytes:
     """A serialized TurnRequest (fields 1-5 of the .proto)."""
-    return wirebytes.turn_request_body(request_id, round, moves, _PLACEMENT_BYTES, _serialize_placement,
-                                       time_left_ms, bank_left_ms)
+    return wirebytes.turn_request_body(request_id, round, moves, placement_bytes, time_left_ms, bank_left_ms)
 
 
 def play_body(ev: Play) -> bytes:
