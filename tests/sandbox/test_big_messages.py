@@ -48,4 +48,7 @@ def test_a_bots_60_mb_messages_are_cut_at_its_gate_and_charged_to_it(tmp_path: P
         assert record is not None and verify_lines(record.splitlines()) == [], m.match_id
     log = (out / "logs" / "big.log").read_text(errors="replace")
     reports = [json.loads(r) for r in re.findall(r"^ATTACK big (.*)$", log, re.M)]
-    assert reports and all(r["end"] == "UNAVAILABLE" for r in reports), reports  # cut off, never answered
+    # Every call the attacker lived to report was cut off (UNAVAILABLE), never answered. The referee
+    # may stop the withdrawn attacker before its client sees the close, so there may be no report at
+    # all (a loaded CI machine had none): the fault above is what proves the gate cut the message.
+    assert all(r["end"] == "UNAVAILABLE" for r in reports), reports
