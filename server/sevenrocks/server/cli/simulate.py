@@ -39,6 +39,22 @@ def seat_policies(ruleset: Ruleset, policies: list[str]) -> list[str]:
     return [policies[s % len(policies)] for s in range(n)]
 
 
+class BotNamesOption(click.Option):
+    """An option whose help lists the registered bots when help is shown, not at import.
+
+    Listing them scans every installed package's metadata, which a run that names only
+    reference bots never needs (see sevenrocks.sdk.registry).
+    """
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        template = self.help or ""
+        self.help = template.replace("{names}", ", ".join(bot_names()) or "none installed")
+        try:
+            return super().get_help_record(ctx)
+        finally:
+            self.help = template
+
+
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
     """Run the matches with the cyclic garbage collector out of the way, then put it back.
@@ -81,9 +97,9 @@ def progress_bar(console: Console, matches: int, quiet: bool) -> Iterator[Callab
 @click.option("--players", type=click.IntRange(2, 4), default=None, help="Fives only: 2, 3 or 4 (default 4).")
 @click.option("--matches", type=click.IntRange(1), default=100, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed; match i uses a seed derived from it.")
-@click.option("--policies", default="greedy,random", show_default=True,
+@click.option("--policies", cls=BotNamesOption, default="greedy,random", show_default=True,
               help="Comma-separated bots, one per side or seat, repeated round the table when fewer: "
-                   f"registered names ({', '.join(bot_names()) or 'none installed'}), module:Class "
+                   "registered names ({names}), module:Class "
                    "(found from the current directory first) or path/to/file.py:Class.")
 @click.option("--target", type=click.IntRange(1, MAX_TARGET), default=250, show_default=True)
 @click.option("--records", type=click.Path(file_okay=False, path_type=Path), default=None,

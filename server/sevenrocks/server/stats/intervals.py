@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Sequence
+
+try:  # the standard library's own SHA-256 (as random.py takes its SHA-512): `import hashlib`
+    from _sha256 import sha256  # loads OpenSSL, about 5 ms of a short command's start-up
+except ImportError:  # Python 3.12 renamed the module
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found, no-redef]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment]
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -35,5 +42,5 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def derive_seed(*parts: object) -> int:
     """A stable 63-bit seed from ``parts`` (same parts, same seed, on every machine)."""
-    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    digest = sha256(":".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
