@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import importlib
 import math
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
-try:  # the standard library's own SHA-256 (as random.py takes its SHA-512): `import hashlib`
-    from _sha256 import sha256  # loads OpenSSL, about 5 ms of a short command's start-up
-except ImportError:  # Python 3.12 renamed the module
-    try:
-        from _sha2 import sha256  # type: ignore[import-not-found, no-redef]
-    except ImportError:
-        from hashlib import sha256  # type: ignore[assignment]
+
+def _stdlib_sha256() -> Callable[[bytes], Any]:
+    """The standard library's own SHA-256, as random.py takes its SHA-512.
+
+    ``import hashlib`` loads OpenSSL, about 5 ms of a short command's start-up; the
+    built-in module is ``_sha256`` up to Python 3.11 and ``_sha2`` from 3.12.
+    """
+    for name in ("_sha256", "_sha2"):
+        try:
+            return importlib.import_module(name).sha256  # type: ignore[no-any-return]
+        except (ImportError, AttributeError):
+            pass
+    import hashlib
+
+    return hashlib.sha256
+
+
+sha256 = _stdlib_sha256()
 
 
 def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
