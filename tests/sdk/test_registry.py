@@ -64,3 +64,13 @@ def test_unknown_and_broken_names_say_what_is_registered() -> None:
             raise AssertionError(f"{call.__name__} accepted an unknown name")
     assert set(REFERENCE_BOTS) <= set(bot_names())
     assert load_bot("ismcts").__name__ == "ISMCTSBot" and bot_module("search") == "sevenrocks.bots.search"
+
+
+def test_a_bot_started_by_reference_name_never_scans_package_metadata() -> None:
+    """``python -m sevenrocks.sdk.client --bot greedy``, as a harness starts it (here with no referee to reach)."""
+    out = subprocess.run([sys.executable, "-X", "importtime", "-m", "sevenrocks.sdk.client", "--bot", "greedy"],
+                         capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    # The bot class was loaded (its display name is in the message) and then asked for its referee.
+    assert out.returncode == 2 and "sevenrocks bot greedy: no referee" in out.stderr, out.stderr[-500:]
+    imported = {line.rpartition("|")[2].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "sevenrocks.sdk.registry" in imported and "importlib.metadata" not in imported, sorted(imported)

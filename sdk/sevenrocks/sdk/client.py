@@ -524,7 +524,7 @@ def run(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """``python -m sevenrocks.sdk.client --bot NAME``: run a registered bot (or ``module:Class``)."""
-    from .registry import bot_names, load_bot
+    from .registry import REFERENCE_BOTS, load_bot
 
     parser = argparse.ArgumentParser(
         prog="python -m sevenrocks.sdk.client",
@@ -532,7 +532,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         epilog="example: SEVENROCKS_REFEREE=127.0.0.1:50051 SEVENROCKS_TOKEN=t "
                "python -m sevenrocks.sdk.client --bot greedy",
     )
-    parser.add_argument("--bot", required=True, help=f"a registered bot ({', '.join(bot_names())}) or module:Class")
+    # The reference names only: listing every package's bots would scan their metadata at each bot's start.
+    parser.add_argument("--bot", required=True, help=f"a registered bot ({', '.join(REFERENCE_BOTS)}, or another "
+                                                     "package's) or module:Class")
     parser.add_argument("--seed", type=int, default=None, help="seed the bot's random source")
     parser.add_argument("--max-seats", type=int, default=0, help="seats to play at once (default: the referee's)")
     args, rest = parser.parse_known_args(argv)
