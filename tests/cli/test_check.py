@@ -268,3 +268,15 @@ command = [{json.dumps(sys.executable)}, "-c", "pass"]
     assert "exited before connecting" in result.output
     assert f"hint: check the bot on its own with: sevenrocks check -- {sys.executable} -c pass" in result.output
     assert result.output.count("hint: check the bot on its own with:") == 1  # the good entrant gets none
+
+
+def test_a_crashing_bots_megabyte_line_is_quoted_short() -> None:
+    """A bot that writes 3 MB on one line and dies: its output's tail is quoted, each line cut short."""
+    crasher = [sys.executable, "-c", "import sys; print('x' * 3_000_000); print('last words'); sys.exit(3)"]
+    code, out = check("--phase", "fives-2", "--", *crasher)
+    assert code == 1, out[-2000:]
+    quoted = out.split("last lines of ", 1)[1].split("\nPASS" if "\nPASS" in out else "\nFAIL", 1)[0].splitlines()[1:]
+    assert quoted and quoted[-1] == "  last words", quoted[-3:]
+    assert all(len(q) <= 2 + 300 + 40 for q in quoted), [len(q) for q in quoted]
+    assert any("more characters]" in q for q in quoted), quoted
+    assert len(out) < 20_000, len(out)

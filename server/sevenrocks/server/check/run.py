@@ -62,6 +62,24 @@ PHASES = ("seven-rocks", "fives-2", "fives-3", "fives-4", *(s.name.replace(" ", 
           "tight-clock", "reconnect")
 
 
+#: What a report quotes of a faulting bot's output: its last lines, each cut to a length a
+#: terminal shows, read from the file's end only (a bot may write megabytes on one line).
+TAIL_LINES = 8
+TAIL_LINE_CHARS = 300
+TAIL_BYTES = 16 * 1024
+
+
+def log_tail(path: Path) -> list[str]:
+    """The last :data:`TAIL_LINES` lines of a bot's log, each at most :data:`TAIL_LINE_CHARS` long."""
+    with path.open("rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - TAIL_BYTES))
+        data = f.read()
+    lines = data.decode(errors="replace").strip().splitlines()[-TAIL_LINES:]
+    return [line if len(line) <= TAIL_LINE_CHARS else line[:TAIL_LINE_CHARS] + f" [... {len(line) - TAIL_LINE_CHARS} more characters]"
+            for line in lines]
+
+
 def check_hint(command: str | Sequence[str]) -> str:
     """The one line ``match`` and ``tournament`` print when a bot fails at start."""
     words = shlex.split(command) if isinstance(command, str) else list(command)
@@ -322,7 +340,7 @@ class _Check:
         for name in sorted({o for p in self.report.phases for o in p.offenders}):
             path = self.logs / f"{name}.log"
             if path.exists():
-                self.report.log_tails[name] = path.read_text(errors="replace").strip().splitlines()[-8:]
+                self.report.log_tails[name] = log_tail(path)
         return self.report
 
     def _never_connected(self, result: PhaseResult) -> str:
