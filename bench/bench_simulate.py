@@ -82,7 +82,7 @@ def main() -> None:
                          "its simulate --records runs alternate with ours")
     args = ap.parse_args()
     rows: dict[str, list[tuple[int, float]]] = {"records": [], "no records": [], "greedy": [], "openspiel": [],
-                                                "baseline": []}
+                                                "baseline": [], "start-up": []}
     plays_per_match = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for rep in range(args.reps):
@@ -92,6 +92,7 @@ def main() -> None:
             plays_per_match = plays / args.matches
             _, cpu = simulate(args.matches, None)
             rows["no records"].append((plays, cpu))  # the same seed plays the same matches
+            rows["start-up"].append(simulate(1, Path(tmp) / f"s{rep}"))
             gout = Path(tmp) / f"g{rep}"
             rows["greedy"].append(simulate(args.matches, gout, "greedy"))
             if args.baseline_python:
@@ -129,6 +130,18 @@ def main() -> None:
         cpu = statistics.median(c for _, c in rows[key])
         ratio = f"{rate(key) / base:.2f}x" if rows["openspiel"] else "n/a"
         print(f"| {label} | {plays:,.0f} | {cpu:.2f} | {rate(key):,.0f} | {ratio} |")
+    # The cost curve: a fixed start-up (interpreter, imports, one match) plus a cost per match.
+    startup = statistics.median(c for _, c in rows["start-up"])
+    per_match = (statistics.median(c for _, c in rows["records"]) - startup) / max(1, args.matches - 1)
+    print(f"\nstart-up, `simulate --matches 1 --records` (whole process): {startup * 1000:.0f} ms CPU, "
+          f"{startup / statistics.median(c for _, c in rows['records']):.0%} of the {args.matches}-match run; "
+          f"then {per_match * 1000:.3f} ms CPU per match with its record")
+    if rows["openspiel"] and per_match > 0:
+        marginal = plays_per_match / per_match
+        print(f"past start-up: {marginal:,.0f} plays per CPU s, {marginal / base:.2f}x OpenSpiel")
+        for n in (300, 1000, 3000, 10000):
+            whole = plays_per_match * n / (startup + per_match * (n - 1))
+            print(f"  a {n:,}-match process, from this curve: {whole / base:.2f}x OpenSpiel")
     if rows["baseline"]:
         print(f"\nsimulate --records, this tree vs the baseline tree: {rate('records') / rate('baseline'):.2f}x "
               f"the plays per CPU s (median of {args.reps} alternating runs each)")
