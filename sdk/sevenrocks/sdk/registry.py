@@ -6,7 +6,7 @@ and keep the harness from importing the reference bots directly.
 The reference bots are also known here by name (:data:`REFERENCE_BOTS`, the same table
 as this package's entry points; a test holds the two equal), so naming one of them
 needs no scan of the installed packages' metadata: ``importlib.metadata`` and its scan
-cost about 30 ms of CPU, a tenth of a 300-match ``sevenrocks simulate``. A name is
+cost 20–30 ms of CPU, about 6 % of a 300-match ``sevenrocks simulate``. A name is
 looked up there first, so no installed package can stand in for a reference bot.
 """
 
