@@ -155,3 +155,71 @@ def test_the_planner_and_until_settled_read_the_record_too() -> None:
                         "entrants": [{"name": n, "command": "true"} for n in ("a", "b")]}, "<test>")
     _, v = judge_field(cfg, ["a", "b"], head_to_head(40, 40))
     assert v.neighbours[0].state == "ahead" and v.settled
+
+
+def test_a_drawn_match_is_half_a_win_for_either_side() -> None:
+    """A draw (equal ranks) scores ½ from both sides: a record of draws is evidence of nothing."""
+    drawn = [Result(s, (0, 0), g) for s, _, g in ((x.seats, x.ranks, x.group) for x in head_to_head(0, 4))]
+    rec = records(drawn)[("a", "b")]
+    assert rec.counts == {0.5: 4}
+    assert rec.flipped().counts == {0.5: 4}
+    assert rec.evalue() == pytest.approx(1.0)  # results at the mean: every bet returns its stake
+    mixed = head_to_head(2, 4)[:2] + [Result(x.seats, (0, 0), x.group) for x in head_to_head(2, 4)[2:]]
+    assert records(mixed)[("a", "b")].counts == {1.0: 2, 0.5: 2}
+
+
+def test_a_pair_is_read_from_either_side_and_an_unmet_pair_has_no_record() -> None:
+    from sevenrocks.server.stats.record import record_of
+
+    table = records(head_to_head(3, 4))  # keyed ("a", "b"): a won 3 of 4
+    assert record_of(table, "a", "b").counts == {1.0: 3, 0.0: 1}
+    assert record_of(table, "b", "a").counts == {0.0: 3, 1.0: 1}  # the same record, from b's side
+    assert record_of(table, "c", "a") == Record() and record_of(table, "a", "c") == Record()
+
+
+def test_the_record_is_finite_at_the_edges_of_the_means_the_verdict_asks_about() -> None:
+    """The verdict asks about Φ(d / β) over its grid, which is exactly 0 or 1 far out: never inf or nan."""
+    import numpy as np
+
+    for rec in (Record({1.0: 10}), Record({0.0: 10}), Record({0.5: 3, 1.0: 2})):
+        out = rec.log_evalues(np.array([0.0, 1e-300, 0.5, 1.0 - 1e-17, 1.0]))
+        assert np.all(np.isfinite(out)), (rec, out)
+
+
+def test_a_record_cannot_be_changed_once_made() -> None:
+    """One record is read by every verdict of a round (and the planner's): it must be a value."""
+    import dataclasses
+
+    rec = Record({1.0: 2})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rec.counts = {0.0: 2}  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("fmt, head_to_head_pairings, partnerships, expected", [
+    ("self", False, True, True), ("duel", False, True, True), ("gauntlet", False, True, True),
+    ("pairings", True, True, True), ("pairings", False, True, False),
+    ("self", False, False, False), ("pairings", True, False, False),
+])
+def test_which_events_weigh_a_pairs_record(fmt: str, head_to_head_pairings: bool, partnerships: bool,
+                                          expected: bool) -> None:
+    """Only partnership events that seat pairs head to head (A A against B B); fives never does."""
+    from sevenrocks.server.stats.record import plays_head_to_head
+
+    assert plays_head_to_head(fmt, head_to_head_pairings, partnerships) is expected
+
+
+def test_only_head_to_head_matches_count_whatever_comes_before_them() -> None:
+    """Pairings tables (A B C D, and A B C B with B A B C), a bot partnered with itself against itself, and
+    crossed seats (A B B A) are not head to head; each is skipped, and the matches after it still count."""
+    others = [Result(("a", "b", "c", "d"), (0, 1), "p0t0o0"), Result(("a", "a", "a", "a"), (0, 1), "p0t1o0"),
+              Result(("a", "b", "b", "a"), (0, 1), "p0t2o0"), Result(("a", "b", "a"), (0, 1), "p0t3o0"),
+              Result(("a", "b", "c", "b"), (0, 1), "p0t4o0"), Result(("b", "a", "b", "c"), (0, 1), "p0t4o1")]
+    assert records(others) == {}
+    assert records(others + head_to_head(3, 4))[("a", "b")].counts == {1.0: 3, 0.0: 1}
+
+
+def test_an_incomplete_table_is_skipped_and_the_tables_after_it_still_count() -> None:
+    """A table with one seat order only (a round the budget cut) is left out, and only it."""
+    cut = [Result(("a", "b", "a", "b"), (0, 1), "r0t0o0")]  # sorts before every table below
+    rest = head_to_head(4, 4, table=1)
+    assert records(cut + rest)[("a", "b")].counts == {1.0: 4}

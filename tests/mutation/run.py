@@ -69,6 +69,7 @@ TARGETS = (
     Target("view", f"{SERVER}/sandbox/view.py", ("tests/sandbox/test_bind_plan.py", "tests/sandbox/test_plan.py")),
     Target("verdict", f"{SERVER}/stats/verdict.py",
            ("tests/events/test_verdict_units.py", "tests/events/test_fit_verdict.py")),
+    Target("record", f"{SERVER}/stats/record.py", ("tests/events/test_verdict_record.py",)),
     Target("fit", f"{SERVER}/stats/fit.py", ("tests/publish/test_fit_scale.py", "tests/events/test_verdict_units.py")),
     Target("planner", f"{SERVER}/events/planner.py", ("tests/events/test_planner.py",)),
     Target("dealguard", f"{SERVER}/referee/dealguard.py", ("tests/publish/test_deal_guard.py",)),
