@@ -54,10 +54,8 @@ def test_degenerate_errors() -> None:
     # No robust spread but a model error: the model decides, in either direction.
     f = a_fit((1.0, 0.4, 0.0), model=0.5, robust=0.0, clusters=4)
     assert p_ahead(f, "a", "b") == pytest.approx(Phi(0.6), abs=1e-12)
-    # The other way round the robust side gives 0.5 today (it reads "d <= 0" as no information);
-    # the model's Phi(-0.6) would be the mirror image. Either is conservative.
-    q = p_ahead(f, "b", "a")
-    assert q == 0.5 or abs(q - Phi(-0.6)) < 1e-12, q
+    # The other way round it is the mirror image (it read 0.5 before: "d <= 0" taken as no information).
+    assert p_ahead(f, "b", "a") == pytest.approx(Phi(-0.6), abs=1e-12)
     # No error of either kind: nothing is known.
     assert p_ahead(a_fit((1.0, 0.4, 0.0), 0.0, 0.0, 4), "a", "b") == 0.5
 
@@ -94,3 +92,25 @@ def test_a_field_with_no_match_shown_yet_has_no_claim_and_no_error() -> None:
     from sevenrocks.server.stats.verdict import holm
 
     assert holm([], 0.95, 0.0) == [] and holm([], 0.95, 0.02) == []
+
+
+def test_a_tie_margin_is_asked_as_a_win_rate_from_a_half_up_to_one() -> None:
+    from sevenrocks.server.stats.verdict import margin_of_win_rate, win_rate_of_margin
+
+    assert margin_of_win_rate(0.5) == 0.0
+    assert win_rate_of_margin(margin_of_win_rate(0.55)) == pytest.approx(0.55)
+    assert win_rate_of_margin(margin_of_win_rate(0.55, False), False) == pytest.approx(0.55)
+    for bad in (0.49, 0.0, -0.2, 1.0, 1.5):
+        with pytest.raises(ValueError, match=r"in \[0.5, 1\)"):
+            margin_of_win_rate(bad)
+
+
+def test_one_pair_without_a_record_reads_the_fits_own_interval() -> None:
+    """Judged alone, a pair's interval is d̂ ± half_width(se) on the evidence grid: bounded on both
+    sides (a grid narrower than the interval would report it as unbounded)."""
+    f = a_fit((1.0, 0.4, 0.0), model=0.01, robust=0.0, clusters=1)
+    n = verdict(f, order=("a", "b")).neighbours[0]
+    w = half_width(math.sqrt(0.02))
+    assert math.isfinite(n.low) and math.isfinite(n.high)
+    step = 2 * w * 1.05 / 200  # the grid's spacing
+    assert n.low == pytest.approx(0.6 - w, abs=step) and n.high == pytest.approx(0.6 + w, abs=step)

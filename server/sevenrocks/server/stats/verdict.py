@@ -199,10 +199,10 @@ def p_ahead(fit: Fit, a: str, b: str) -> float:
     d, se_robust = fit.contrast({a: 1.0, b: -1.0}, robust=True)
     _, se_model = fit.contrast({a: 1.0, b: -1.0}, robust=False)
     p_model = float(special.ndtr(d / se_model)) if se_model > 0 else 0.5
-    if fit.clusters < 2:
+    if fit.clusters < 2 or not se_robust > 0:  # no spread between groups: the model's tail alone
         return p_model
     # The t tail for the robust error and the normal tail for the model's: the larger doubt wins.
-    p_robust = student_t_cdf(d / se_robust, fit.clusters - 1) if se_robust > 0 else 1.0 if d > 0 else 0.5
+    p_robust = student_t_cdf(d / se_robust, fit.clusters - 1)
     return p_robust if abs(p_robust - 0.5) < abs(p_model - 0.5) else p_model
 
 
