@@ -16,8 +16,9 @@ relative to the snapshot, which is its working folder on the worker as well.
 
 How an unpinned command is rewritten (``{SNAPSHOT}`` is the worker's copy):
 
-* an argument that names a file or folder (``python bot.py``, ``./engine``,
-  ``weights.bin``) -> ``{SNAPSHOT}/aN/NAME`` (N: the argument's position); the
+* an argument that names an existing file or folder (``python bot.py``, ``./engine``,
+  ``data/weights.bin``: a path with a ``/`` or a ``.py`` file; a bare ``weights.bin``
+  is a plain word) -> ``{SNAPSHOT}/aN/NAME`` (N: the argument's position); the
   script's folder travels with it (the sandbox gives a bot its script's folder, so a
   bot may import its sibling modules), less the harness's own files;
 * ``--bot path/file.py:Class`` -> ``--bot {SNAPSHOT}/aN/file.py:Class``;
