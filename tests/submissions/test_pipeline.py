@@ -169,3 +169,36 @@ def test_the_node_kit_submits_with_its_node_modules_and_passes(league_db: Store,
     assert Pipeline(league_db.path, SubmitSettings(), "auto", 1000).work(sid)
     sub = ledger.get(league_db.db, sid)
     assert sub is not None and "PASS: 11 phases" in (sub.check_log or "")
+
+
+def test_a_submission_the_pipeline_fails_on_does_not_stop_the_queue(league_db: Store, tmp_path: Path) -> None:
+    """The upload of the first is gone (an OSError the pipeline does not expect); the second, not an
+    archive, is still taken to its rejection, and the first is left where it was for the next start."""
+    import asyncio
+
+    lost = tmp_path / "lost.tgz"
+    lost.write_bytes(b"")
+    first = ledger.create(league_db.db, "alice", "bot", lost)
+    lost.unlink()
+    junk = tmp_path / "junk.tgz"
+    junk.write_bytes(b"hello, world\n" * 10)
+    second = ledger.create(league_db.db, "alice", "bot", junk)
+    said: list[str] = []
+
+    async def run() -> None:
+        pipeline = Pipeline(league_db.path, SubmitSettings(), "auto", 1000, say=said.append)
+        pipeline.start()
+        for sid in (first, second):
+            pipeline.queue.put_nowait(sid)
+        for _ in range(200):
+            sub = ledger.get(league_db.db, second)
+            if sub is not None and sub.state == "rejected":
+                break
+            await asyncio.sleep(0.05)
+        await pipeline.stop()
+
+    asyncio.run(run())
+    rejected, kept = ledger.get(league_db.db, second), ledger.get(league_db.db, first)
+    assert rejected is not None and rejected.state == "rejected" and "not a readable" in (rejected.reason or "")
+    assert kept is not None and kept.state == "received"
+    assert any(f"submission {first}: the pipeline failed on it (FileNotFoundError" in s for s in said), said

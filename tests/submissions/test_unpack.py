@@ -156,3 +156,110 @@ def test_no_manifest_is_refused(tmp_path: Path) -> None:
     (tmp_path / "bot.py").write_text("")
     with pytest.raises(ManifestError, match="no sevenrocks-bot.toml"):
         find_bundle(tmp_path)
+
+
+# ---------------------------------------------------------------------- each rule at its boundary
+# Found by mutation testing (docs/testing.md): each case below fails a one-token slip in unpack.py.
+
+@pytest.mark.parametrize("name, refused", [
+    ("a\x1fb.py", True), ("a\x7fb.py", True), ("a b.py", False),  # controls, DEL; a space is fine
+    ("c:/evil.py", True), ("x:y.py", True), ("x", False), ("xy:z.py", False),  # a drive letter; a colon later
+])
+def test_each_name_rule_at_its_boundary(name: str, refused: bool, tmp_path: Path) -> None:
+    archive = _tar(tmp_path / "a.tgz", [_file(name)])
+    if refused:
+        with pytest.raises(UnpackError):
+            unpack(archive, tmp_path / "b")
+    else:
+        unpack(archive, tmp_path / "b")
+        assert (tmp_path / "b" / name).read_bytes() == b"x"
+
+
+@pytest.mark.parametrize("link, inside", [
+    ("../f.txt", True), ("../../f.txt", False), ("../d/../f.txt", True), ("./../f.txt", True), ("..", True),
+    ("../..", False), ("x/../../f.txt", True), ("x/../../../f.txt", False),
+])
+def test_a_link_may_climb_only_as_far_as_the_bundles_top(link: str, inside: bool, tmp_path: Path) -> None:
+    archive = _tar(tmp_path / "a.tgz", [_file("f.txt"), _special("d", tarfile.DIRTYPE),
+                                        _special("d/link", tarfile.SYMTYPE, link)])
+    if inside:
+        unpack(archive, tmp_path / "b")
+        assert os.readlink(tmp_path / "b" / "d" / "link") == link
+    else:
+        with pytest.raises(UnpackError, match="outside the bundle"):
+            unpack(archive, tmp_path / "b")
+
+
+def test_a_folder_link_inside_is_followed_and_one_to_a_file_is_refused(tmp_path: Path) -> None:
+    ok = _tar(tmp_path / "ok.tgz", [_special("real", tarfile.DIRTYPE), _special("alias", tarfile.SYMTYPE, "real"),
+                                    _file("alias/inner.txt", b"in"), _file("later.txt", b"later")])
+    unpack(ok, tmp_path / "b")
+    assert (tmp_path / "b" / "real" / "inner.txt").read_bytes() == b"in"
+    assert (tmp_path / "b" / "later.txt").read_bytes() == b"later"  # members after it still land
+    to_file = _tar(tmp_path / "f.tgz", [_file("plain.txt"), _special("alias", tarfile.SYMTYPE, "plain.txt"),
+                                        _file("alias/inner.txt")])
+    with pytest.raises(UnpackError, match="not a folder"):
+        unpack(to_file, tmp_path / "c")
+    nested = _tar(tmp_path / "n.tgz", [_special("a", tarfile.DIRTYPE), _special("a/up", tarfile.SYMTYPE, ".."),
+                                       _special("a/up/a/b", tarfile.DIRTYPE), _file("a/up/a/b/x.txt", b"deep")])
+    unpack(nested, tmp_path / "d")  # a link to the bundle's own top is inside it
+    assert (tmp_path / "d" / "a" / "b" / "x.txt").read_bytes() == b"deep"
+
+
+def test_the_file_and_byte_limits_hold_exactly(tmp_path: Path) -> None:
+    three = _tar(tmp_path / "3.tgz", [_file(f"f{i}", b"ab") for i in range(3)])
+    assert unpack(three, tmp_path / "a", UnpackLimits(max_files=3, max_bytes=6)) == 6
+    with pytest.raises(UnpackError, match="more than 2 files"):
+        unpack(three, tmp_path / "b", UnpackLimits(max_files=2, max_bytes=6))
+    with pytest.raises(UnpackError, match="once unpacked"):
+        unpack(three, tmp_path / "c", UnpackLimits(max_files=3, max_bytes=5))
+    linked = _tar(tmp_path / "l.tgz", [_file("f", b"abc"), _special("g", tarfile.LNKTYPE, "f")])
+    assert unpack(linked, tmp_path / "d", UnpackLimits(max_bytes=6)) == 6  # a hard link's copy counts too
+    with pytest.raises(UnpackError, match="once unpacked"):
+        unpack(linked, tmp_path / "e", UnpackLimits(max_bytes=5))
+    dot = _tar(tmp_path / "dot.tgz", [_special(".", tarfile.DIRTYPE), _file("after.txt")])
+    unpack(dot, tmp_path / "f")
+    assert (tmp_path / "f" / "after.txt").exists()  # "." is skipped, not the end
+
+
+def _zip_with(path: Path, entries: list[tuple[str, bytes, int]]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            zf.writestr(info, data)
+    return path
+
+
+def test_a_zips_modes_and_links_are_read_from_its_unix_bits(tmp_path: Path) -> None:
+    z = _zip_with(tmp_path / "m.zip", [("run.sh", b"#!/bin/sh\n", stat.S_IFREG | 0o4775), ("data.txt", b"d", 0),
+                                      ("plain.txt", b"p", stat.S_IFREG | 0o600),
+                                      ("ln", b"data.txt", stat.S_IFLNK | 0o777)])
+    unpack(z, tmp_path / "b")
+    mode = lambda n: stat.S_IMODE(os.lstat(tmp_path / "b" / n).st_mode)  # noqa: E731
+    assert (mode("run.sh"), mode("data.txt"), mode("plain.txt")) == (0o755, 0o644, 0o644)
+    assert os.readlink(tmp_path / "b" / "ln") == "data.txt"
+    longest = _zip_with(tmp_path / "4096.zip", [("ln", b"a" * 4096, stat.S_IFLNK | 0o777)])
+    with pytest.raises(UnpackError, match="'ln': cannot be unpacked here"):  # read whole; the file system refuses it
+        unpack(longest, tmp_path / "c")
+    too_long = _zip_with(tmp_path / "4097.zip", [("ln", b"a" * 4097, stat.S_IFLNK | 0o777)])
+    with pytest.raises(UnpackError, match="longer than 4096 bytes"):
+        unpack(too_long, tmp_path / "d")
+
+
+@pytest.mark.parametrize("kind", ["file", "folder", "file in folder"])
+def test_a_name_the_file_system_refuses_is_a_one_line_refusal(kind: str, tmp_path: Path) -> None:
+    """A 300-byte name (most file systems hold 255). From a zip the OSError escaped unpack() and
+    stopped the league's submission queue; from a tar it was refused as "damaged or truncated"."""
+    long = "n" * 300
+    member = {"file": _file(long), "folder": _special(long, tarfile.DIRTYPE),
+              "file in folder": _file(f"{long}/bot.py")}[kind]
+    archive = _tar(tmp_path / "a.tgz", [member])
+    if kind == "file":  # and from a zip, whose reader has no catch-all for OSError (it escaped before)
+        zipped = _zip_with(tmp_path / "a.zip", [(long, b"x", stat.S_IFREG | 0o644)])
+        with pytest.raises(UnpackError, match="cannot be unpacked here"):
+            unpack(zipped, tmp_path / "z")
+    with pytest.raises(UnpackError) as refused:
+        unpack(archive, tmp_path / "b")
+    assert "cannot be unpacked here" in str(refused.value) and "\n" not in str(refused.value)
+    assert not (tmp_path / "b").exists()

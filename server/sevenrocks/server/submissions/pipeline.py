@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import os
 import sqlite3
 import subprocess
@@ -38,6 +39,8 @@ from .authors import ensure_tables
 from .build import BuildLimits, run_build
 from .manifest import Manifest, ManifestError, find_bundle
 from .unpack import UnpackError, UnpackLimits, unpack
+
+log = logging.getLogger(__name__)
 
 #: The check's output kept as the validation log.
 CHECK_LOG_BYTES = 64 * 1024
@@ -150,7 +153,13 @@ class Pipeline:
         loop = asyncio.get_running_loop()
         while True:
             sid = await self.queue.get()
-            done = await asyncio.to_thread(self.work, sid)
+            try:
+                done = await asyncio.to_thread(self.work, sid)
+            except Exception as e:  # noqa: BLE001 (one submission must never stop the queue for the others)
+                log.exception("submission %s: the pipeline failed on it", sid)
+                self.say(f"submission {sid}: the pipeline failed on it ({type(e).__name__}: {e}); it stays "
+                         "where it was and is tried again when the league starts again")
+                continue
             if done:
                 loop.call_soon(self.on_active)
 

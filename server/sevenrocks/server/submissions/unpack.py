@@ -25,7 +25,7 @@ import stat
 import tarfile
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
 
@@ -164,25 +164,45 @@ def unpack(archive: Path, dest: Path, limits: UnpackLimits = UnpackLimits()) -> 
 
 
 def _extract(members: Iterator[_Member], dest: Path, limits: UnpackLimits) -> int:
-    root = os.path.realpath(dest)
-    count = 0
-    total = 0
-    files: set[PurePosixPath] = set()
+    state = _Extraction(os.path.realpath(dest))
     for m in members:
-        count += 1
-        if count > limits.max_files:
+        try:
+            state.add(m, dest, limits)
+        except OSError as e:
+            if e.errno is None:  # a damaged compressed stream (gzip's BadGzipFile): unpack() says so
+                raise
+            # What the file system refuses (a name or link target too long, ...) is the upload's
+            # fault too: one line naming the member, never an exception that would stop the
+            # league's submission queue.
+            raise UnpackError(f"{m.name!r}: cannot be unpacked here ({e.strerror}); shorten or rename it") from None
+    return state.total
+
+
+@dataclass(slots=True)
+class _Extraction:
+    """What an extraction has written so far (members, bytes, the regular files)."""
+
+    root: str
+    count: int = 0
+    total: int = 0
+    files: set[PurePosixPath] = field(default_factory=set)
+
+    def add(self, m: _Member, dest: Path, limits: UnpackLimits) -> None:
+        """Check one member against every rule of the module's docstring, then write it."""
+        root, files = self.root, self.files
+        self.count += 1
+        if self.count > limits.max_files:
             raise UnpackError(f"more than {limits.max_files} files in the archive; leave build outputs and "
                               "dependencies out (the build step makes them)")
         rel = _check_name(m.name)
         if rel == PurePosixPath("."):
-            continue
+            return
         target = dest / rel
-        parent = os.path.realpath(target.parent) if target.parent.exists() else None
         if m.kind == "other":
             raise UnpackError(f"{m.name!r}: a device, FIFO or socket; only files, folders and links may be sent")
         if m.kind == "dir":
             _mkdirs(dest, rel, root)
-            continue
+            return
         _mkdirs(dest, rel.parent, root)
         parent = os.path.realpath(target.parent)
         if parent != root and not parent.startswith(root + os.sep):
@@ -193,20 +213,20 @@ def _extract(members: Iterator[_Member], dest: Path, limits: UnpackLimits) -> in
             if not m.link or not _inside(m.link, rel.parent):
                 raise UnpackError(f"{m.name!r}: a link to {m.link!r}, outside the bundle")
             os.symlink(m.link, target)
-            continue
+            return
         if m.kind == "hardlink":
             source = _check_name(m.link)
             if source not in files:
                 raise UnpackError(f"{m.name!r}: a hard link to {m.link!r}, which is not a file of the bundle "
                                   "unpacked before it")
             src_path = dest / source
-            total += src_path.stat().st_size
-            if total > limits.max_bytes:
+            self.total += src_path.stat().st_size
+            if self.total > limits.max_bytes:
                 raise _too_big(limits)
             shutil.copyfile(src_path, target, follow_symlinks=False)
             os.chmod(target, src_path.stat().st_mode & 0o755)
             files.add(rel)
-            continue
+            return
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         opener = m.open
         assert callable(opener)
@@ -215,13 +235,12 @@ def _extract(members: Iterator[_Member], dest: Path, limits: UnpackLimits) -> in
             if src is not None:
                 with src:
                     while chunk := src.read(CHUNK):
-                        total += len(chunk)
-                        if total > limits.max_bytes:
+                        self.total += len(chunk)
+                        if self.total > limits.max_bytes:
                             raise _too_big(limits)
                         out.write(chunk)
         os.chmod(target, 0o755 if m.mode & 0o111 else 0o644)
         files.add(rel)
-    return total
 
 
 def _too_big(limits: UnpackLimits) -> UnpackError:
