@@ -55,6 +55,15 @@ class DaskCluster:
     def address(self) -> str:
         return f"tcp://{self.host}:{self.port}"
 
+    def wait_for_workers(self, n: int, timeout: float = 180.0) -> None:
+        """Until ``n`` workers are connected to the scheduler. A test that checks what the coordinator
+        makes of each worker starts it only then: on a loaded machine a slow worker joined after a
+        short event had ended, and the test saw one worker where it had started three."""
+        from distributed import Client
+
+        with Client(self.address, timeout=timeout) as client:
+            client.wait_for_workers(n, timeout=timeout)
+
     def _log(self, name: str) -> Any:
         return (self.folder / f"{name}.log").open("ab")
 

@@ -38,6 +38,7 @@ def cluster(tmp_path: Path) -> Iterator[DaskCluster]:
     c.start_worker()
     c.start_worker()
     try:
+        c.wait_for_workers(2)
         yield c
     finally:
         c.close()

@@ -67,6 +67,7 @@ def test_workers_run_the_registered_bot_in_the_sandbox_asked_and_send_their_logs
         other.mkdir(parents=True)
         (other / "METADATA").write_text("Metadata-Version: 2.1\nName: sevenrocks\nVersion: 9.9.9\n")
         cluster.start_worker(extra_env={"PYTHONPATH": str(other.parent)})
+        cluster.wait_for_workers(3)
         run = coordinator(config, tmp_path / "e.db", tmp_path / "out", cluster.address)
         text, _ = run.communicate(timeout=600)
     finally:

@@ -92,6 +92,7 @@ def machines(tmp_path: Path) -> Iterator[tuple[DaskCluster, Path, Path]]:
         wrap_b, host_b = net.space()
         cluster.start_worker(wrap=wrap_b, host=host_b, binds={Path("/usr/bin/bwrap"): no_bwrap})
         try:
+            cluster.wait_for_workers(2)  # the test asks what became of each: both must be there
             yield cluster, bot, moved
         finally:
             cluster.close()
