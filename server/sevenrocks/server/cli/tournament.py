@@ -348,7 +348,15 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
             return await run_with_web(config, store, executor, web, web_token, logs, guard, lambda: run_event(
                 config, store, executor, bar, replay=replay, preflight_logs=logs, say=bar.say, guard=guard))
 
-    return run_stoppable(main)
+    if isinstance(executor, LocalExecutor):
+        return run_stoppable(main)
+    from ..events.cluster import client_logs_quiet
+
+    # Dask's loggers stay quiet for the whole cluster run, not only while the executor holds its
+    # client: a background send of the closed client can still log a traceback while the lost
+    # scheduler is being reported in one line (seen once in test_cluster_netns).
+    with client_logs_quiet():
+        return run_stoppable(main)
 
 
 T = TypeVar("T")
