@@ -60,6 +60,7 @@ COMPILED = [
     "bots/sevenrocks/bots/rollout.py",
     "bots/sevenrocks/bots/deals.py",
     "bots/sevenrocks/bots/infoset.py",
+    "bots/sevenrocks/bots/minimax.py",
 ]
 
 #: Run in a child process so that setuptools' command line and output stay out of hatchling's.

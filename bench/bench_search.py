@@ -15,6 +15,7 @@ and prints the medians over the runs with this checkout's ratio to the baseline.
     python bench/bench_search.py [--matches 2] [--time-ms 150]
     python bench/bench_search.py --baseline /tmp/base --reps 3 --matches 1
     python bench/bench_search.py --ismcts --matches 1     # the ismcts bot's deals too
+    python bench/bench_search.py --alphabeta --matches 1  # the alphabeta bot's deals too
 """
 
 from __future__ import annotations
@@ -128,6 +129,8 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3, help="alternating runs per tree with --baseline")
     ap.add_argument("--ismcts", action="store_true",
                     help="also measure the ismcts bot in the search bot's seats (deals = its deals per decision)")
+    ap.add_argument("--alphabeta", action="store_true",
+                    help="also measure the alphabeta bot in the search bot's seats (deals = its deals per decision)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.baseline is not None:
@@ -150,6 +153,11 @@ def main() -> None:
 
         i_deals, i_rate, i_cpu, _ = measure(args.matches, args.time_ms, ISMCTSBot)
         print(f"| ismcts | {i_deals:,.0f} | {i_rate:,.0f} | {i_cpu:,.0f} |")
+    if args.alphabeta:
+        from sevenrocks.bots.alphabeta import AlphaBetaBot
+
+        a_deals, a_rate, a_cpu, _ = measure(args.matches, args.time_ms, AlphaBetaBot)
+        print(f"| alphabeta | {a_deals:,.0f} | {a_rate:,.0f} | {a_cpu:,.0f} |")
     headline(f"search bot, deals per decision at {args.time_ms:.0f} ms", f"{deals:,.0f}", "more than main",
              f"{rate:,.0f} deals/s of thinking, {n} decisions")
 

@@ -46,6 +46,7 @@ BUILTIN = {
     "defensive": "sevenrocks.bots.defensive:DefensiveBot",
     "search": "sevenrocks.bots.search:SearchBot",
     "ismcts": "sevenrocks.bots.ismcts:ISMCTSBot",
+    "alphabeta": "sevenrocks.bots.alphabeta:AlphaBetaBot",
 }
 
 

@@ -22,6 +22,7 @@ from sevenrocks.sdk.rules.replay import verify_file
         ("seven-rocks", ["search", "defensive", "search", "defensive"]),
         ("fives", ["search", "defensive", "greedy", "random"]),
         ("seven-rocks", ["ismcts", "search", "ismcts", "search"]),
+        ("seven-rocks", ["alphabeta", "search", "alphabeta", "search"]),
     ],
 )
 def test_bot_programs_play_a_match_within_the_default_limit(tmp_path: Path, ruleset: str, seats: list[str]) -> None:

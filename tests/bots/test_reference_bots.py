@@ -12,12 +12,14 @@ from sevenrocks.sdk.rules.replay import verify_lines
 
 from sevenrocks.bots.defensive import DefensiveBot
 from sevenrocks.bots.greedy import GreedyBot
+from sevenrocks.bots.alphabeta import AlphaBetaBot
 from sevenrocks.bots.ismcts import ISMCTSBot
 from sevenrocks.bots.random import RandomBot
 from sevenrocks.bots.search import SearchBot
 
 CONFIGS = [("seven-rocks", 4), ("fives", 2), ("fives", 3), ("fives", 4)]
-NAMES = {"random": RandomBot, "greedy": GreedyBot, "defensive": DefensiveBot, "search": SearchBot, "ismcts": ISMCTSBot}
+NAMES = {"random": RandomBot, "greedy": GreedyBot, "defensive": DefensiveBot, "search": SearchBot, "ismcts": ISMCTSBot,
+         "alphabeta": AlphaBetaBot}
 
 
 def make(name: str, seed: int) -> Bot:
@@ -26,6 +28,8 @@ def make(name: str, seed: int) -> Bot:
         return SearchBot(seed, iterations=3, time_ms=None)
     if name == "ismcts":
         return ISMCTSBot(seed, iterations=12, time_ms=None)
+    if name == "alphabeta":
+        return AlphaBetaBot(seed, iterations=3, time_ms=None)
     return NAMES[name](seed)
 
 
@@ -34,9 +38,10 @@ def make(name: str, seed: int) -> Bot:
 def test_plays_whole_matches_that_verify(name: str, config: tuple[str, int]) -> None:
     ruleset, players = config
     # A lower target keeps the search bot's matches short; the other bots play the full 250.
-    rs = make_ruleset(ruleset, players=players, target=100 if name in ("search", "ismcts") else 250)
+    rs = make_ruleset(ruleset, players=players, target=100 if name in ("search", "ismcts", "alphabeta") else 250)
     # The bot under test in seat 0 (and its partner's seat), the next bot down elsewhere.
-    other = {"random": "greedy", "greedy": "random", "defensive": "greedy", "search": "defensive", "ismcts": "search"}[name]
+    other = {"random": "greedy", "greedy": "random", "defensive": "greedy", "search": "defensive", "ismcts": "search",
+             "alphabeta": "search"}[name]
     bots = [make(name if s % 2 == 0 else other, s) for s in range(rs.players)]
     match = play_local(bots, rs, seed=11, match_id=f"test-{name}")
     assert match.state.over

@@ -1,4 +1,4 @@
-"""The search bots (search, ismcts) honour their think time, and the referee's limit when the view carries one.
+"""The search bots (search, ismcts, alphabeta) honour their think time, and the referee's limit when the view carries one.
 
 The claims are about how much of a budget the search spends, so the search reads a
 stepping clock here: every reading advances 1 ms, one reading per sampled deal. A
@@ -13,6 +13,7 @@ import types
 
 import pytest
 
+import sevenrocks.bots.alphabeta as alphabeta_module
 import sevenrocks.bots.ismcts as ismcts_module
 import sevenrocks.bots.search as search_module
 from sevenrocks.sdk.bot import Bot
@@ -20,6 +21,7 @@ from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.rules import Move, make_ruleset
 from sevenrocks.sdk.view import SeatView
 
+from sevenrocks.bots.alphabeta import AlphaBetaBot
 from sevenrocks.bots.budget import Budgeted
 from sevenrocks.bots.defensive import DefensiveBot
 from sevenrocks.bots.greedy import GreedyBot
@@ -29,6 +31,7 @@ from sevenrocks.bots.search import SearchBot
 #: Each search bot with the module whose ``time`` its decisions read.
 BOTS: dict[str, tuple[types.ModuleType, type[Budgeted]]] = {
     "search": (search_module, SearchBot), "ismcts": (ismcts_module, ISMCTSBot),
+    "alphabeta": (alphabeta_module, AlphaBetaBot),
 }
 
 

@@ -41,18 +41,19 @@ def test_defaults_are_the_registered_bots() -> None:
     assert cfg.format == ("pairings" if len(cfg.entrants) >= 4 else "self")
 
 
-@pytest.mark.parametrize("name", ["search", "ismcts"])
-def test_the_default_search_entrants_think_40_deals_per_move(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    """docs/tournament.md: the default event's search entrants run at a fixed 40 deals per move."""
+@pytest.mark.parametrize("name, deals", [("search", 40), ("ismcts", 40), ("alphabeta", 10)])
+def test_the_default_search_entrants_think_a_fixed_number_of_deals(monkeypatch: pytest.MonkeyPatch, name: str,
+                                                                    deals: int) -> None:
+    """docs/tournament.md: the default event's search entrants run at a fixed number of deals per move."""
     search = default_config().entrant(name)
-    assert dict(search.env) == {"SEVENROCKS_SEARCH_ITERATIONS": "40"}
+    assert dict(search.env) == {"SEVENROCKS_SEARCH_ITERATIONS": str(deals)}
     # And the module, started with that environment, builds exactly that bot.
     started: list[Any] = []
     monkeypatch.setattr(client, "run", lambda bot, *a, **k: started.append(bot))
     for key, value in dict(search.env).items():
         monkeypatch.setenv(key, value)
     runpy.run_module(f"sevenrocks.bots.{name}", run_name="__main__")
-    assert len(started) == 1 and started[0].iterations == 40 and started[0].time_ms is None
+    assert len(started) == 1 and started[0].iterations == deals and started[0].time_ms is None
 
 
 def test_bot_shorthand_runs_the_entry_point_module() -> None:

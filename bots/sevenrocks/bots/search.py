@@ -74,15 +74,25 @@ class SearchBot(Budgeted):
             clock=time.monotonic,  # this module's clock, read at call time (a test may step it)
         )
         self.last_iterations = n
-        if self.prior:
-            for i, move in enumerate(moves):
-                totals[i] += n * self.prior * self._heuristic.evaluate(view, move)
-        best = max(range(len(moves)), key=lambda i: totals[i])
-        return moves[best]
+        return choose_by_sums(view, moves, totals, n, self.prior, self._heuristic)
 
     def evaluate(self, view: SeatView, state: GameState) -> float:
         """Points the seat's side gained in the rollout minus its opponents', with the match result."""
         return evaluate(view, state, self.pip_weight)
+
+def choose_by_sums(view: SeatView, moves: list[Move], totals: list[float], n: int, prior: float,
+                   heuristic: DefensiveBot) -> Move:
+    """The move with the best mean over ``n`` deals plus ``prior`` times ``heuristic``'s score of it.
+
+    Compared as sums (the mean times ``n``), so no division; shared by the bots that value
+    each move over the same deals (this one and :mod:`.alphabeta`).
+    """
+    if prior:
+        for i, move in enumerate(moves):
+            totals[i] += n * prior * heuristic.evaluate(view, move)
+    best = max(range(len(moves)), key=lambda i: totals[i])
+    return moves[best]
+
 
 if __name__ == "__main__":
     import os

@@ -30,6 +30,7 @@ REFERENCE_BOTS: dict[str, str] = {
     "defensive": "sevenrocks.bots.defensive:DefensiveBot",
     "search": "sevenrocks.bots.search:SearchBot",
     "ismcts": "sevenrocks.bots.ismcts:ISMCTSBot",
+    "alphabeta": "sevenrocks.bots.alphabeta:AlphaBetaBot",
 }
 
 

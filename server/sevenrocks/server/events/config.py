@@ -642,15 +642,22 @@ def load_config(path: Path) -> EventConfig:
     return parse_config(data, str(path))
 
 
+#: The reference bots that search sampled deals, and the fixed deals per move each gets in the default
+#: event (``SEVENROCKS_SEARCH_ITERATIONS``): a few milliseconds a decision each on the compiled build
+#: (alpha-beta searches each deal five placements deep, about 20 times a search deal's cost).
+SEARCH_DEALS = {"search": 40, "ismcts": 40, "alphabeta": 10}
+
+
 def default_config() -> EventConfig:
     """The embedded event: every registered reference bot, sized to order them right in minutes.
 
     Measured with ``bench/ranking.py`` on a pool of real reference-bot matches (see
     docs/tournament.md): pairings plus head to head, scheduled adaptively (after the
     first round, every new deal goes to the neighbour pair whose order is least
-    settled), at most 200 matches, every match on a deal of its own. The search entrants (``search``,
-    ``ismcts``) think a fixed 40 deals per move (~7 ms instead of ~150 ms): the strength the ladder and the pool measure,
-    and a whole event in a few minutes on two cores. With fewer than four registered
+    settled), at most 200 matches, every match on a deal of its own. The search entrants think a
+    fixed number of deals per move (:data:`SEARCH_DEALS`: ``search`` and ``ismcts`` 40, ``alphabeta`` 10; a few ms
+    instead of ~150 ms): the strength the ladder and the pool measure for ``search``, and a whole event in a few
+    minutes on two cores. With fewer than four registered
     bots the pairings format cannot seat distinct partnerships, so the default falls
     back to head to head alone (``self``).
     """
@@ -661,8 +668,8 @@ def default_config() -> EventConfig:
                           "install the package (pip install -e .) or pass a config file")
     entrants: list[dict[str, Any]] = [{"name": n, "bot": n} for n in names]
     for e in entrants:
-        if e["bot"] in ("search", "ismcts"):
-            e["env"] = {"SEVENROCKS_SEARCH_ITERATIONS": "40"}
+        if e["bot"] in SEARCH_DEALS:
+            e["env"] = {"SEVENROCKS_SEARCH_ITERATIONS": str(SEARCH_DEALS[e["bot"]])}
     pairings = len(names) >= 4
     # No duplicates: measured, they buy about 1.04x fewer matches here, and without them no
     # bot ever meets a deal twice. A head-to-head deal is then one match: rounds of 32 (the
