@@ -244,7 +244,13 @@ class Client:
                 if code == grpc.StatusCode.UNAVAILABLE and not self.session_id:
                     await self._stop_if_permanent()
                 attempt += 1
-                if code == grpc.StatusCode.ALREADY_EXISTS:
+                if code == grpc.StatusCode.INTERNAL and attempt == 1 and not self.session_id:
+                    # A referee's refusal (a wrong token) that races the bot's first message can reach
+                    # the bot as INTERNAL with the refusal's own details; the retry gets its real code.
+                    # One such failure before any session is retried without a warning.
+                    log.info("first stream to %s ended (%s: %s); retrying", self.settings.referee, code.name,
+                             e.details())
+                elif code == grpc.StatusCode.ALREADY_EXISTS:
                     # The token's stream is still open: this bot's own lost stream the referee
                     # has not yet dropped (it will), or another process holding the token.
                     log.warning("the referee refused a second stream for this token (ALREADY_EXISTS: %s); retrying",
