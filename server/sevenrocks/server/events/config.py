@@ -644,7 +644,7 @@ def load_config(path: Path) -> EventConfig:
 
 #: The reference bots that search sampled deals, and the fixed deals per move each gets in the default
 #: event (``SEVENROCKS_SEARCH_ITERATIONS``): a few milliseconds a decision each on the compiled build
-#: (alpha-beta searches each deal five placements deep, about 20 times a search deal's cost).
+#: (alpha-beta searches each deal five placements deep, about ten times a search deal's cost).
 SEARCH_DEALS = {"search": 40, "ismcts": 40, "alphabeta": 10}
 
 
