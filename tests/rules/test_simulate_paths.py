@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gc
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,3 +82,18 @@ def test_simulate_puts_the_garbage_collector_back(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_simulate_quietly_never_imports_richs_console(tmp_path: Path) -> None:
+    """`simulate -q` draws its summary without rich's Console or Table (a third of its
+    start-up, docs/scale.md): the whole command in a fresh interpreter, as a script runs it."""
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['sevenrocks', 'simulate', '--matches', '3', '--seed', '2', '-q', '--records', sys.argv[1]]\n"
+             "try:\n    runpy.run_module('sevenrocks.server.cli', run_name='__main__')\n"
+             "except SystemExit as e:\n    assert not e.code, e.code\n"
+             "print('loaded:', sorted(m for m in sys.modules if m in ('rich.console', 'rich.table', 'rich.progress')))")
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "r")], capture_output=True, text=True,
+                         check=True).stdout
+    assert "loaded: []" in out
+    assert "│ 0    │ greedy+greedy │    3 │" in out  # the summary is still drawn
+    assert len(list((tmp_path / "r").iterdir())) == 3

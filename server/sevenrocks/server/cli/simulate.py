@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from sevenrocks.sdk.limits import MAX_TARGET
 from sevenrocks.sdk.local import play_local
@@ -21,6 +19,7 @@ from sevenrocks.sdk.registry import bot_names, load_bot
 from sevenrocks.sdk.rules import RULESET_NAMES, Ruleset, make_ruleset
 from sevenrocks.sdk.rules.records import write_record
 
+from ..publish.texttable import text_table
 from ..stats.intervals import derive_seed, wilson
 
 
@@ -75,19 +74,20 @@ def fewer_collections() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def progress_bar(console: Console, matches: int, quiet: bool) -> Iterator[Callable[[], None]]:
+def progress_bar(matches: int, quiet: bool) -> Iterator[Callable[[], None]]:
     """A progress bar on stderr; yields the function that advances it by one match.
 
-    With ``--quiet`` nothing is drawn and rich's progress module is never imported
-    (a measurable part of a short run's start-up).
+    With ``--quiet`` nothing is drawn and rich is never imported (a measurable part
+    of a short run's start-up).
     """
     if quiet:
         yield lambda: None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(TextColumn("simulate"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=console, transient=True) as progress:
+                  console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("matches", total=matches)
         yield lambda: progress.advance(task)
 
@@ -136,8 +136,7 @@ def simulate(ruleset_name: str, players: int | None, matches: int, seed: int, po
     wins = [0.0] * teams
     points = [0] * teams
     rounds = 0
-    console = Console(stderr=True)
-    with progress_bar(console, matches, quiet) as advance, fewer_collections():
+    with progress_bar(matches, quiet) as advance, fewer_collections():
         for i in range(matches):
             match_seed = derive_seed(seed, i)
             bots = [cls(derive_seed(match_seed, s)) for s, cls in enumerate(classes)]
@@ -157,16 +156,17 @@ def simulate(ruleset_name: str, players: int | None, matches: int, seed: int, po
             advance()
 
     side = "team" if ruleset.partnerships else "seat"
-    table = Table(title=f"{ruleset.name}, {ruleset.players} players, {matches} matches, seed {seed}")
-    for col in (side, "policies", "wins", "win rate [95% CI]", "points/match"):
-        table.add_column(col, justify="left" if col in (side, "policies") else "right")
+    title = f"{ruleset.name}, {ruleset.players} players, {matches} matches, seed {seed}"
+    header = [side, "policies", "wins", "win rate [95% CI]", "points/match"]
+    rows = []
     for t in range(teams):
         members = [names[s] for s in range(ruleset.players) if ruleset.team_of(s) == t]
         lo, hi = wilson(wins[t], matches)
-        table.add_row(str(t), "+".join(members), f"{wins[t]:g}", f"{wins[t] / matches:.1%} [{lo:.1%}, {hi:.1%}]",
-                      f"{points[t] / matches:.1f}")
-    out = Console()
-    out.print(table)
-    out.print(f"mean rounds per match: {rounds / matches:.2f}")
+        rows.append([str(t), "+".join(members), f"{wins[t]:g}", f"{wins[t] / matches:.1%} [{lo:.1%}, {hi:.1%}]",
+                     f"{points[t] / matches:.1f}"])
+    footer = [f"mean rounds per match: {rounds / matches:.2f}"]
     if records is not None:
-        out.print(f"records: {matches} files in {records}/")
+        footer.append(f"records: {matches} files in {records}/")
+    # A plain boxed table, as the leaderboard draws: rich's Console and Table cost ~35 ms of
+    # imports, a third of the command's start-up (docs/scale.md).
+    click.echo("\n".join([*text_table(title, header, rows, left=(side, "policies")), *footer]))
