@@ -22,6 +22,8 @@ import random
 
 from mypy_extensions import mypyc_attr
 
+from collections.abc import Callable
+
 from sevenrocks.sdk.rules import GameState
 from sevenrocks.sdk.rules.bits import TILE_BIT, TILE_INDEX, tiles_mask
 from sevenrocks.sdk.rules.randomness import shuffle
@@ -35,6 +37,20 @@ from .inference import Missed, missed_awards
 #: sampler's own 8 tries a tenth of the deals in constrained positions fell back to it;
 #: 64 measured twice as fast over the whole deal (and 256 slower again).
 SHUFFLES = 64
+
+
+def out_of_time(clock: Callable[[], float], start: float, deadline: float | None, searched: int) -> bool:
+    """Whether a search that began at ``start`` and has searched ``searched`` deals should stop:
+    one more deal, at the mean cost so far, would end after ``deadline`` (None: never).
+
+    The one stop rule of every search bot here (rollouts, ISMCTS, alpha-beta), read once per
+    deal on the bot's own ``clock`` (a test steps it), so a decision ends inside its budget
+    rather than one deal past it.
+    """
+    if deadline is None:
+        return False
+    now = clock()
+    return now + (now - start) / searched > deadline
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # a bot (or a test) may extend the deals it searches

@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 from sevenrocks.sdk.rules import GameState, Phase
 
-from .deals import MaskDeals
+from .deals import MaskDeals, out_of_time
 from .rollout import Side, play_out
 
 
@@ -100,10 +100,8 @@ def search_tree(
             iterate(state, root, [], 0, side, team_of, mine, rng, plies, explore)
             root.visits += 1
         n += 1
-        if deadline is not None:
-            now = clock()
-            if now + (now - start) / n > deadline:
-                break
+        if out_of_time(clock, start, deadline, n):
+            break
     return root, n
 
 

@@ -27,7 +27,7 @@ from sevenrocks.sdk.rules.bits import TILE_PIPS
 from sevenrocks.sdk.rules.layout import code_of
 from sevenrocks.sdk.view import SeatView
 
-from .deals import MaskDeals
+from .deals import MaskDeals, out_of_time
 from .rollout import Side
 
 #: Depth that reaches the round's end from any position (28 placements at most, passes are free).
@@ -119,8 +119,6 @@ def search_minimax(
             state.play_code(codes[i], False)
             totals[i] += alphabeta(state, side, depth, -INFINITY, INFINITY)
         n += 1
-        if deadline is not None:
-            now = clock()
-            if now + (now - start) / n > deadline:
-                break
+        if out_of_time(clock, start, deadline, n):
+            break
     return totals, n

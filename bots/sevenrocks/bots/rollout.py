@@ -16,7 +16,7 @@ from sevenrocks.sdk.rules.bits import TILE_PIPS, mask_pips
 from sevenrocks.sdk.rules.layout import code_of, move_of
 from sevenrocks.sdk.view import SeatView
 
-from .deals import MaskDeals
+from .deals import MaskDeals, out_of_time
 
 #: Value of winning (or losing) the match inside a rollout, in points.
 MATCH_BONUS = 150.0
@@ -85,10 +85,8 @@ def search_deals(
             play_out(state, random.Random(seed) if explore else rng, explore, horizon)
             totals[i] += side.value(state)
         n += 1
-        if deadline is not None:
-            now = clock()
-            if now + (now - start) / n > deadline:
-                break
+        if out_of_time(clock, start, deadline, n):
+            break
     return totals, n
 
 
