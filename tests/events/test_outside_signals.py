@@ -60,7 +60,9 @@ def test_a_second_ctrl_c_to_every_bot_is_charged_the_first_is_not(tmp_path: Path
         wait_stored(p, db, 1)
         first = signal_every_bot(p.pid, db, set())
         second = signal_every_bot(p.pid, db, first)
-        assert stored_count(db) < 30, "the signals came too late to find matches in flight"
+        # The event has 36 matches: fewer stored means the second signal found some still in
+        # flight (a loaded machine lets more finish while the bots restart; 31 was seen).
+        assert stored_count(db) < 36, "the signals came too late to find matches in flight"
         text = p.communicate(timeout=600)[0]
         assert p.returncode == 0, text
     finally:
