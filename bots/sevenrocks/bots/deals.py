@@ -19,10 +19,9 @@ per decision, so the engine and the view stay the only source of the position.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from mypy_extensions import mypyc_attr
-
-from collections.abc import Callable
 
 from sevenrocks.sdk.rules import GameState
 from sevenrocks.sdk.rules.bits import TILE_BIT, TILE_INDEX, tiles_mask
