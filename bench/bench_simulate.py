@@ -11,10 +11,15 @@ player node (placements: OpenSpiel has no pass action). Ours and the baseline
 alternate so that machine noise hits both alike; the table quotes medians.
 
 The records go where a user's would, into a folder under the current directory
-(``--records-in`` to choose another place), not the system's temporary folder: on some
-machines that costs the kernel far more per new file (measured here: 0.7 ms of CPU to
-create a file under ``/tmp`` against 0.015 ms under the checkout, the same disk), which
-would measure the machine's ``/tmp`` rather than the command.
+(``--records-in`` to choose another place), not the system's temporary folder: after a
+day of test suites deleting files there, creating a file under ``/tmp`` was measured at
+0.55-0.74 ms of CPU against 0.015 ms under the checkout, on the same disk (an hour after
+the deletions stopped, 0.026 ms in both). The cost follows recent deletions near the folder
+(ext4 checks each candidate inode for one), not the folder's name: right after a run's
+records were deleted, the checkout cost 0.09 ms a file too. Writing under the current
+folder keeps other jobs' churn in ``/tmp`` out of the figure; the table prints both
+folders' cost per new file, measured before the runs, so a reader sees which state the
+run met.
 
 ``--baseline-python`` adds a same-run comparison against another build of the project:
 the interpreter of a second environment with the baseline tree installed (for example
@@ -79,6 +84,23 @@ def openspiel(seconds: float) -> tuple[int, float] | None:
     return plays, time.process_time() - start
 
 
+def create_cost(folder: Path, files: int = 300) -> float:
+    """CPU µs to create one empty file in a new folder under ``folder`` (median of three batches).
+
+    ext4 checks each candidate inode for a recent deletion, so a folder whose part of the
+    disk saw many files deleted lately (a temporary folder under test suites) can cost tens
+    of times more per new file than a quiet one; this row shows which state a run met.
+    """
+    costs = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory(prefix=".bench-create-", dir=folder) as tmp:
+            c0 = time.process_time()
+            for i in range(files):
+                os.close(os.open(os.path.join(tmp, f"f{i}"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666))
+            costs.append((time.process_time() - c0) / files * 1e6)
+    return statistics.median(costs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=5)
@@ -92,6 +114,7 @@ def main() -> None:
     rows: dict[str, list[tuple[int, float]]] = {"records": [], "no records": [], "greedy": [], "openspiel": [],
                                                 "baseline": [], "start-up": []}
     plays_per_match = 0.0
+    create_here, create_tmp = create_cost(args.records_in), create_cost(Path(tempfile.gettempdir()))
     with tempfile.TemporaryDirectory(prefix=".bench-simulate-", dir=args.records_in) as tmp:
         for rep in range(args.reps):
             out = Path(tmp) / f"r{rep}"
@@ -138,6 +161,8 @@ def main() -> None:
         cpu = statistics.median(c for _, c in rows[key])
         ratio = f"{rate(key) / base:.2f}x" if rows["openspiel"] else "n/a"
         print(f"| {label} | {plays:,.0f} | {cpu:.2f} | {rate(key):,.0f} | {ratio} |")
+    print(f"\ncreating a file before the runs (kernel and Python, CPU): {create_here:.0f} µs under "
+          f"{args.records_in.resolve()} (where the records went), {create_tmp:.0f} µs under {tempfile.gettempdir()}")
     # The cost curve: a fixed start-up (interpreter, imports, one match) plus a cost per match.
     startup = statistics.median(c for _, c in rows["start-up"])
     per_match = (statistics.median(c for _, c in rows["records"]) - startup) / max(1, args.matches - 1)
