@@ -27,7 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +119,7 @@ class BusyEcho(br.Echo):
 
     busy_us = 0
 
-    def busy(self) -> None:
+    def between(self) -> None:
         end = time.perf_counter() + self.busy_us / 1e6
         game = GameState(make_ruleset(), seed=1)
         game.start()
@@ -128,32 +128,6 @@ class BusyEcho(br.Echo):
                 game = GameState(make_ruleset(), seed=1)
                 game.start()
             game.play(game.legal_moves()[0])
-
-    async def handler(self, requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
-        replies: asyncio.Queue[bytes] = asyncio.Queue()
-
-        async def read() -> None:
-            async for msg in requests:
-                replies.put_nowait(msg)
-
-        reader = asyncio.create_task(read())
-        await replies.get()
-        try:
-            while True:
-                n, done, payload = await self.jobs.get()
-                if n < 0:
-                    return
-                times = []
-                for _ in range(n):
-                    if self.busy_us:
-                        self.busy()
-                    t0 = time.perf_counter()
-                    yield payload
-                    await replies.get()
-                    times.append((time.perf_counter() - t0) * 1000)
-                done.set_result(times)
-        finally:
-            reader.cancel()
 
 
 async def busy_echo(reps: int, per_batch: int) -> dict[int, float]:

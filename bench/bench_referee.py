@@ -113,6 +113,7 @@ class Echo:
                     return
                 times = []
                 for _ in range(n):
+                    self.between()
                     t0 = time.perf_counter()
                     yield payload
                     await replies.get()
@@ -120,6 +121,9 @@ class Echo:
                 done.set_result(times)
         finally:
             reader.cancel()
+
+    def between(self) -> None:
+        """Work done before each round trip, outside its timing (none here; bench_decision_parts.py adds some)."""
 
     async def close(self) -> None:
         await self.jobs.put((-1, asyncio.get_running_loop().create_future(), b""))
