@@ -3,7 +3,7 @@
 A league runs for days, so what it holds must grow only with what it stores. This
 plays one league of in-process bots (``InProcessExecutor``: no gRPC, so the loop,
 the store and the planner are what is measured) for ``--matches`` matches through
-the real loop (:func:`~sevenrocks.server.events.league.run_league`), changing the
+the real loop (:func:`~sevenrocks.server.league.runner.run_league`), changing the
 field twice on the way (a new entrant, a new version), and prints at every
 checkpoint the process's resident memory, the database's bytes, and the median
 milliseconds per match of the last stretch. The ratio column compares RSS with the
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sevenrocks.server.events.executor import InProcessExecutor
-from sevenrocks.server.events.league import League, load_league, run_league
+from sevenrocks.server.league.runner import League, load_league, run_league
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import Progress
 

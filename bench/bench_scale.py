@@ -39,7 +39,7 @@ import grpc
 from bench_referee import ECHO_CLIENT, Echo  # the echo of the referee bench, reused
 from headline import headline
 
-from sevenrocks.server.events.cluster import ClusterExecutor
+from sevenrocks.server.cluster.executor import ClusterExecutor
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import Executor, LocalExecutor
 from sevenrocks.server.events.loadtest import LoadSpec, run_load

@@ -73,7 +73,7 @@ def config_text(stop_after: int) -> str:
 def seed(tmp: Path, matches: int) -> Path:
     """A league database holding ``matches`` stored matches of this field (played in process)."""
     from sevenrocks.server.events.executor import InProcessExecutor
-    from sevenrocks.server.events.league import League, load_league, run_league
+    from sevenrocks.server.league.runner import League, load_league, run_league
     from sevenrocks.server.events.store import Store
 
     cfg_path, db = tmp / "seed.toml", tmp / "seed.db"

@@ -19,10 +19,14 @@ ALLOWED = {
     "stats": set(),
     "check": {"referee", "sandbox"},
     "events": {"referee", "sandbox", "stats", "check"},
+    "versions": {"sandbox", "events"},
+    "cluster": {"referee", "sandbox", "events", "versions"},
+    "league": {"referee", "sandbox", "stats", "events", "versions", "cluster"},
     "publish": {"events", "stats"},
-    "submissions": {"sandbox", "check", "events"},
-    "web": {"referee", "sandbox", "events", "publish", "stats", "submissions"},
-    "cli": {"referee", "sandbox", "stats", "check", "events", "publish", "web", "submissions"},
+    "submissions": {"sandbox", "check", "events", "versions", "league"},
+    "web": {"referee", "sandbox", "events", "publish", "stats", "league", "submissions"},
+    "cli": {"referee", "sandbox", "stats", "check", "events", "versions", "cluster", "league", "publish", "web",
+            "submissions"},
 }
 
 

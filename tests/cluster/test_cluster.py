@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from sevenrocks.server.events.cluster import ClusterError, ClusterExecutor, parse_cluster
+from sevenrocks.server.cluster.executor import ClusterError, ClusterExecutor, parse_cluster
 from sevenrocks.server.events.outcome import MatchOutcome
 from sevenrocks.server.events.schedule import MatchTask
 
@@ -124,7 +124,7 @@ def test_dask_client_tracebacks_stay_off_the_console_while_an_event_runs() -> No
 
     import distributed  # noqa: F401  (sets up Dask's loggers as a real coordinator has them)
 
-    from sevenrocks.server.events.cluster import client_logs_quiet
+    from sevenrocks.server.cluster.executor import client_logs_quiet
 
     class Keep(logging.Handler):
         def __init__(self) -> None:

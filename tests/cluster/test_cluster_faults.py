@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from sevenrocks.server.events.cluster import LEASE_S
+from sevenrocks.server.cluster.executor import LEASE_S
 from sevenrocks.server.events.store import Store
 
 from .dask_procs import DaskCluster, coordinator, event_toml, stored, wait_until

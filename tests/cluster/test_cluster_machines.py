@@ -5,7 +5,7 @@ it and the one of another version are left out with a warning each, the first
 runs the registered bot (shipped, verified by digest), every match names its worker and sandbox, and
 the bots' logs (a crash included) come home to the coordinator's --out/logs.
 
-The processes share loopback here, not a network of their own: tests/scale/test_cluster_netns.py
+The processes share loopback here, not a network of their own: tests/cluster/test_cluster_netns.py
 runs the same machines in network namespaces (see docs/scale.md).
 """
 

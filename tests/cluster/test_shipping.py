@@ -1,4 +1,4 @@
-"""Bots travel to workers as snapshots verified by digest (events/shipping.py), without Dask."""
+"""Bots travel to workers as snapshots verified by digest (cluster/shipping.py), without Dask."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from sevenrocks.server.events.config import parse_config
-from sevenrocks.server.events.shipping import ShippingError, pack, plan, resolve, unpack
-from sevenrocks.server.events.snapshots import SnapshotStore
+from sevenrocks.server.cluster.shipping import ShippingError, pack, plan, resolve, unpack
+from sevenrocks.server.versions.snapshots import SnapshotStore
 
 
 def _config(bot: Path, module_dir: Path) -> object:
@@ -73,10 +73,10 @@ def test_a_copy_that_does_not_match_its_digest_is_refused(tmp_path: Path) -> Non
 
 
 def test_a_pinned_entrant_travels_as_its_whole_version_with_the_modules_its_script_imports(tmp_path: Path) -> None:
-    """The event pins its entrants first (events/versions.py); the workers get that very version:
+    """The event pins its entrants first (versions/pinning.py); the workers get that very version:
     the script and the sibling module it imports, not the script alone (a worker's bot died with
     ModuleNotFoundError when only the named file travelled)."""
-    from sevenrocks.server.events.versions import pin_event
+    from sevenrocks.server.versions.pinning import pin_event
 
     src = tmp_path / "author"
     src.mkdir()
@@ -111,7 +111,7 @@ def test_nothing_of_the_harness_travels_from_a_scripts_folder(tmp_path: Path) ->
     """The script's folder goes along, less caches and version control (SKIP), a hidden file, a
     folder that holds a hidden file (the output folder with the config), and, when the script
     itself sits inside a hidden folder, everything."""
-    from sevenrocks.server.events.shipping import SKIP, _folder
+    from sevenrocks.server.cluster.shipping import SKIP, _folder
 
     src = tmp_path / "src"
     (src / "out" / "deep").mkdir(parents=True)
@@ -132,7 +132,7 @@ def test_each_kind_of_word_in_a_command_is_shipped_as_the_worker_needs_it(tmp_pa
     """The interpreter becomes the worker's own; a module run with -m or named by --bot module:Class
     goes under py/ with PYTHONPATH; --bot file.py:Class and a data file become snapshot paths (the
     data file without its folder); other words stay as they are."""
-    from sevenrocks.server.events.shipping import SNAPSHOT, _ship_command
+    from sevenrocks.server.cluster.shipping import SNAPSHOT, _ship_command
 
     (tmp_path / "pkgbot.py").write_text("")
     (tmp_path / "sub").mkdir()

@@ -26,7 +26,7 @@ import pytest
 
 from sevenrocks.sdk.rules.replay import verify_lines
 from sevenrocks.server.events.executor import InProcessExecutor
-from sevenrocks.server.events.league import League, load_league, run_league
+from sevenrocks.server.league.runner import League, load_league, run_league
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import Progress
 from sevenrocks.server.publish.leaderboard import build_leaderboard
@@ -274,7 +274,7 @@ def test_final_freezes_entries_and_plays_n_more_per_active_entrant(tmp_path: Pat
 
 
 def test_the_example_shows_every_league_key_at_its_default() -> None:
-    from sevenrocks.server.events.league import LEAGUE_KEYS, LeagueSettings
+    from sevenrocks.server.league.runner import LEAGUE_KEYS, LeagueSettings
 
     example = Path(__file__).parent.parent.parent / "examples" / "league.toml"
     config, settings = load_league(example)
@@ -331,7 +331,7 @@ def test_an_author_sees_only_their_own_bot_and_only_finished_rounds_of_its_log(t
 
 
 def test_a_schema_2_database_is_upgraded_in_place_and_keeps_its_event(tmp_path: Path) -> None:
-    from .conftest import bots, config_of, play_in_process
+    from ..events.conftest import bots, config_of, play_in_process
 
     db = tmp_path / "old.db"
     play_in_process(config_of(bots("a", "b", "c", "d"), deals=1, name="old"), db).close()

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from sevenrocks.server.cli.league import _deal_guard
-from sevenrocks.server.events.league import League, load_league, run_league
-from sevenrocks.server.events.league_arena import LeagueArena
+from sevenrocks.server.league.runner import League, load_league, run_league
+from sevenrocks.server.league.arena import LeagueArena
 from sevenrocks.server.events.outcome import MatchOutcome, Report
 from sevenrocks.server.events.schedule import MatchTask
 from sevenrocks.server.events.store import Store

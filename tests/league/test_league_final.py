@@ -13,7 +13,7 @@ from typing import Any
 
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import InProcessExecutor
-from sevenrocks.server.events.league import (League, active_field, league_fingerprint, load_league, places,
+from sevenrocks.server.league.runner import (League, active_field, league_fingerprint, load_league, places,
                                              run_league, sync_field)
 from sevenrocks.server.events.store import Store
 
@@ -106,7 +106,7 @@ def test_the_final_ends_only_when_every_active_entrant_has_played_its_n(tmp_path
 
 def test_a_retired_entrants_process_is_stopped(tmp_path: Path) -> None:
     """The arena (where a league's launched bots run) stops a retired entrant's real process."""
-    from sevenrocks.server.events.league_arena import LeagueArena
+    from sevenrocks.server.league.arena import LeagueArena
 
     config = parse_config({"event": {"name": "r"}, "entrants": [{"name": n, "bot": "random"} for n in "abcd"]},
                           "<test>")

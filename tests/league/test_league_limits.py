@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from sevenrocks.server.events.league import run_league
+from sevenrocks.server.league.runner import run_league
 from sevenrocks.server.events.tournament import Progress
 
 from .test_league import FIELD, in_process_league

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from sevenrocks.server.events.league import run_league
-from sevenrocks.server.events.league_status import read_status
+from sevenrocks.server.league.runner import run_league
+from sevenrocks.server.league.status import read_status
 
 from ..fresh_env import fresh_env
 from .test_league import in_process_league, wait_for
-from .test_versions import write_bot
+from ..versions.test_versions import write_bot
 
 HEAD = '[event]\nname = "x"\n[league]\nround_matches = 4\npoll_s = 0.05\nidle_s = 0.1\n'
 

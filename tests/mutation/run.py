@@ -76,7 +76,7 @@ TARGETS = (
     Target("feed", f"{SERVER}/referee/feed.py", ("tests/publish/test_deal_guard.py",), ("FeedHub.visible",)),
     Target("faults", f"{SERVER}/referee/faults.py", ("tests/referee/test_fault_policy.py",)),
     Target("unpack", f"{SERVER}/submissions/unpack.py", ("tests/submissions/test_unpack.py",)),
-    Target("shipping", f"{SERVER}/events/shipping.py", ("tests/scale/test_shipping.py",)),
+    Target("shipping", f"{SERVER}/cluster/shipping.py", ("tests/cluster/test_shipping.py",)),
     Target("lifecycle", f"{SERVER}/events/lifecycle.py", ("tests/events/test_adjudication.py",),
            ("describe_returncode", "LaunchedBot.outside_signal", "Supervisor._crashed", "Supervisor.judge",
             "Supervisor._decide", "Supervisor._resolve", "Supervisor.end")),

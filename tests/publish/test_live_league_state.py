@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sevenrocks.server.events.league import league_fingerprint, parse_league
-from sevenrocks.server.events.league_status import write_status
+from sevenrocks.server.league.runner import league_fingerprint, parse_league
+from sevenrocks.server.league.status import write_status
 from sevenrocks.server.events.store import Store
 
 from .conftest import open_page, screenshot, serving

@@ -16,7 +16,7 @@ import pytest
 
 from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.sdk.rules.replay import verify_lines
-from sevenrocks.server.events import cluster
+from sevenrocks.server.cluster import executor as cluster
 from sevenrocks.server.referee.faults import TimeControl
 from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee

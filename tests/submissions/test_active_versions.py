@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sevenrocks.server.events.config import ConfigError, Entrant, Pin, parse_config
-from sevenrocks.server.events.league import sync_field
+from sevenrocks.server.league.runner import sync_field
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.submissions.desk import parse_submissions
 
@@ -62,7 +62,7 @@ def test_the_field_keeps_several_versions_of_one_name_and_retires_the_oldest(tmp
     config = parse_config({"event": {"name": "lg", "ruleset": "seven-rocks"},
                            "entrants": [{"name": "greedy", "bot": "greedy"}]}, "t", league=True)
     with Store(tmp_path / "league.db", writer=True) as store:
-        from sevenrocks.server.events.league import league_fingerprint
+        from sevenrocks.server.league.runner import league_fingerprint
 
         store.open_league(config, league_fingerprint(config))
 

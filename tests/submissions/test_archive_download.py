@@ -27,12 +27,12 @@ from pathlib import Path
 
 import pytest
 
-from sevenrocks.server.events.league import run_league
+from sevenrocks.server.league.runner import run_league
 from sevenrocks.server.referee.dealguard import DealGuard
 from sevenrocks.server.web.author import AuthorPages, author_token, league_secret
 from sevenrocks.server.web.server import LiveSite
 
-from ..events.test_league import FIELD, in_process_league
+from ..league.test_league import FIELD, in_process_league
 
 #: a's log: incompressible at first (the socket's buffers fill, the download waits on its client), then
 #: zeros, sparse on disk, that take about a minute to compress (zlib: some 200 MiB/s here).

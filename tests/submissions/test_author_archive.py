@@ -20,13 +20,13 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
-from sevenrocks.server.events.league import run_league
+from sevenrocks.server.league.runner import run_league
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.referee.dealguard import DealGuard
 from sevenrocks.server.web.author import AuthorPages, author_token, league_secret
 from sevenrocks.server.web.server import LiveSite
 
-from ..events.test_league import in_process_league
+from ..league.test_league import in_process_league
 
 FIELD = "".join(f'[[entrants]]\nname = "{n}"\nbot = "{b}"\n'
                 for n, b in [("a", "greedy"), ("b", "random"), ("c", "greedy"), ("d", "random"), ("e", "greedy"),

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from sevenrocks.server.events.league import run_league
+from sevenrocks.server.league.runner import run_league
 from sevenrocks.server.submissions.challenges import Challenges, create, get, match_id, played
 from sevenrocks.server.submissions.pipeline import SubmitSettings
 
-from ..events.test_league import FIELD, in_process_league
+from ..league.test_league import FIELD, in_process_league
 from . import bundles
 from .league_run import LeagueRun, submit
 

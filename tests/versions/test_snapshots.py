@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sevenrocks.server.events.snapshots import SnapshotError, SnapshotStore, tree_digest
+from sevenrocks.server.versions.snapshots import SnapshotError, SnapshotStore, tree_digest
 
 
 def bot_folder(root: Path) -> Path:
@@ -132,7 +132,7 @@ def test_a_crash_mid_copy_leaves_no_snapshot(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import os, signal
         from pathlib import Path
-        import sevenrocks.server.events.snapshots as s
+        import sevenrocks.server.versions.snapshots as s
         real = s._copy
         def copy(src, dest):
             if src.name == "big.bin":
@@ -151,7 +151,7 @@ def test_a_crash_mid_copy_leaves_no_snapshot(tmp_path: Path) -> None:
 
 
 def test_too_many_files_is_refused_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import sevenrocks.server.events.snapshots as s
+    import sevenrocks.server.versions.snapshots as s
 
     monkeypatch.setattr(s, "MAX_FILES", 3)
     folder = bot_folder(tmp_path)

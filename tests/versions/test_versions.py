@@ -20,13 +20,13 @@ import pytest
 
 from sevenrocks.server.events.config import parse_config
 from sevenrocks.server.events.identity import entrant_identity
-from sevenrocks.server.events.snapshots import SnapshotError, SnapshotStore
-from sevenrocks.server.events.versions import Versions, snapshot_root, version_files
+from sevenrocks.server.versions.snapshots import SnapshotError, SnapshotStore
+from sevenrocks.server.versions.pinning import Versions, snapshot_root, version_files
 from sevenrocks.server.sandbox.sandbox import BOT_DIR, Sandbox, SandboxSettings
 
 from ..fresh_env import fresh_env
 from ..sandbox.helpers import require_bwrap
-from .test_league import counts, rows, wait_for
+from ..league.test_league import counts, rows, wait_for
 
 #: A bot that says which code it is in its log each time it starts, then plays greedily.
 BOT = """import sys

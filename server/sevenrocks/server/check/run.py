@@ -508,7 +508,7 @@ async def run_check(command: Sequence[str], settings: CheckSettings = CheckSetti
 
     ``hidden``: files of the harness the bot must not see (an event's database and
     output folder; the check's own logs are always hidden). ``cwd``: the bot's own folder
-    (its snapshot, events/versions.py), where it starts; default: the working folder. Raises
+    (its snapshot, versions/pinning.py), where it starts; default: the working folder. Raises
     :class:`~sevenrocks.server.sandbox.launch.LaunchError` if the command cannot be
     started at all, :class:`~sevenrocks.server.sandbox.sandbox.SandboxError` if the
     sandbox refuses it (as it would in an event).

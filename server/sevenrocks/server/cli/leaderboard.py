@@ -8,7 +8,7 @@ import click
 
 from ..publish.leaderboard import LeaderboardError, build_leaderboard
 from ..publish.render import FORMATS, render
-from ..events.league_status import read_status
+from ..league.status import read_status
 from ..events.store import Store, StoreError
 
 

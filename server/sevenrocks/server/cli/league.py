@@ -18,15 +18,15 @@ import click
 from ..events.config import ConfigError, Entrant, EventConfig
 from ..events.executor import EntrantsUnreachable, TooManyVoids
 from ..events.outcome import Withdrawn
-from ..events.league import League, Standings, load_league, run_league
+from ..league.runner import League, Standings, load_league, run_league
 from ..events.schedule import MatchTask
 from ..events.store import Store, StoreError, explain
 from ..events.tournament import Progress
 from ..referee.dealguard import DealGuard
 from ..sandbox.launch import LaunchError
 from ..sandbox.sandbox import MODES, SandboxError
-from ..events.snapshots import SnapshotError, SnapshotStore
-from ..events.versions import Versions, snapshot_root
+from ..versions.snapshots import SnapshotError, SnapshotStore
+from ..versions.pinning import Versions, snapshot_root
 from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
 from .ports import listening
 
@@ -153,9 +153,9 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
         guard = _deal_guard(game)  # one rule for the spectator feed and the live pages
         closing: Any = None
         if cluster is not None:
-            from ..events.cluster import ClusterExecutor
+            from ..cluster.executor import ClusterExecutor
 
-            from ..events.league_arena import LeagueCluster
+            from ..league.arena import LeagueCluster
 
             executor = LeagueCluster(ClusterExecutor(config, cluster, logs, config.concurrency,
                                                      hidden=hidden))
@@ -169,7 +169,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
 
             game.executor, game.update_executor = executor, to_cluster
         else:
-            from ..events.league_arena import LeagueArena
+            from ..league.arena import LeagueArena
 
             def opened(referee: Any) -> None:
                 referees.append(referee)

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ..events.league import DISQUALIFIED
+from ..league.runner import DISQUALIFIED
 from ..events.store import Store, StoreError
 from ..submissions import ledger
 from ..submissions.authors import AuthorError, add_author, disqualify_author, get_author, list_authors

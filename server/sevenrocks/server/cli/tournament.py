@@ -16,7 +16,7 @@ import click
 
 from ..events.config import ConfigError, EventConfig, config_warnings, default_config, load_config, tie_margin
 from ..check.run import check_hint
-from ..events.versions import snapshot_root
+from ..versions.pinning import snapshot_root
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..check.preflight import PreflightFailed
 from ..referee.dealguard import DealGuard
@@ -46,7 +46,7 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
     hidden = harness_files(db, out, Path(config.source) if os.path.isfile(config.source) else None)
     say = say or (lambda text: click.echo(text, err=True))
     if cluster is not None:
-        from ..events.cluster import ClusterExecutor
+        from ..cluster.executor import ClusterExecutor
 
         return ClusterExecutor(config, cluster, out / "logs", config.concurrency, hidden=hidden, say=say)
     return LocalExecutor(config, out / "logs", config.concurrency, listen, say, tls=tls,
@@ -56,7 +56,7 @@ def make_executor(config: EventConfig, out: Path, cluster: str | None = None, li
 
 def harness_files(db: Path | None, out: Path, config: Path | None = None) -> tuple[Path, ...]:
     """What no bot may see: the database (with SQLite's side files), the bots' snapshots (each
-    bot sees only its own, events/versions.py), a league's uploads (submissions/), the output
+    bot sees only its own, versions/pinning.py), a league's uploads (submissions/), the output
     folder and the event's config (it may hold remote entrants' tokens), by its real path and the
     one given."""
     files = [out.resolve()]
@@ -72,8 +72,8 @@ def harness_files(db: Path | None, out: Path, config: Path | None = None) -> tup
 def pinned(config: EventConfig, db: Path, out: Path) -> EventConfig:
     """The event's launched entrants pinned to snapshots of their files (``NAME.snapshots/`` beside ``NAME.db``): every
     process runs those copies, so a file edited while the event runs changes nothing."""
-    from ..events.snapshots import SnapshotError
-    from ..events.versions import pin_event
+    from ..versions.snapshots import SnapshotError
+    from ..versions.pinning import pin_event
 
     # the config may hold remote entrants' tokens: never part of a version
     hidden = harness_files(db, out, Path(config.source) if os.path.isfile(config.source) else None)
@@ -350,7 +350,7 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
 
     if isinstance(executor, LocalExecutor):
         return run_stoppable(main)
-    from ..events.cluster import client_logs_quiet
+    from ..cluster.executor import client_logs_quiet
 
     # Dask's loggers stay quiet for the whole cluster run, not only while the executor holds its
     # client: a background send of the closed client can still log a traceback while the lost

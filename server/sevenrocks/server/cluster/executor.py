@@ -47,19 +47,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cluster_workers import ROSTER_POLL_S, Roster
-from .config import ConfigError, EventConfig
+from .workers import ROSTER_POLL_S, Roster
+from ..events.arena import Arena, ArenaError
+from ..events.config import ConfigError, EventConfig
 
 try:
     from distributed import WorkerPlugin as _PluginBase
 except ImportError:  # Dask is optional (the ``cluster`` extra): ClusterExecutor.run says how to get it
     _PluginBase = object  # type: ignore[misc,assignment]
-from .executor import (EntrantsUnreachable, OnResult, _unreachable_message, check_voids, outcome_of, phases, stamp,
+from ..events.executor import (EntrantsUnreachable, OnResult, unreachable_message, check_voids, outcome_of, phases, stamp,
                        supervised_play)
-from .outcome import MatchOutcome, Report, Voided
-from .schedule import MatchTask
+from ..events.outcome import MatchOutcome, Report, Voided
+from ..events.schedule import MatchTask
 from .shipping import Shipment, pack, plan, resolve, snapshot_root, unpack
-from .snapshots import SnapshotStore
+from ..versions.snapshots import SnapshotStore
 
 #: ``local:N`` starts N workers here; anything else is a scheduler address.
 LOCAL = re.compile(r"^local(?::(\d+))?$")
@@ -85,7 +86,7 @@ class ArenaClosed(RuntimeError):
     """The arena a task waited on closed (its event ended, its coordinator left, its worker is closing)."""
 
 
-class ClusterError(ConfigError):
+class ClusterError(ArenaError):
     """The event cannot run on this cluster (no scheduler there, no workers, remote entrants).
 
     A :class:`ConfigError`, so that the tournament command reports it like any
@@ -103,100 +104,6 @@ class ArenaSpec:
     hidden: tuple[str, ...] = ()
     #: How each launched entrant runs from this worker's verified copy of its files (:mod:`.shipping`).
     shipments: tuple[Shipment, ...] = ()
-
-
-class Arena:
-    """An embedded referee on loopback and one launched process per entrant, reused by every match.
-
-    What a cluster worker holds for an event, and what the load driver
-    (:mod:`.loadtest`) measures: ``open`` starts the referee and the bots and waits
-    for them to connect, ``play`` plays one task on them, ``close`` says Goodbye and
-    makes sure every bot process is gone. ``referee_kw`` passes limits such as
-    ``max_streams`` to the :class:`~.referee.Referee`.
-    """
-
-    def __init__(self, config: EventConfig, log_dir: Path, hidden: Sequence[str | Path] = (), **referee_kw: Any) -> None:
-        if any(e.remote for e in config.entrants):
-            raise ClusterError("an arena launches its entrants; remote entrants connect to a referee themselves")
-        self.config = config
-        self.log_dir = log_dir
-        self.referee_kw = referee_kw
-        self.hidden = [Path(h) for h in hidden]
-        self.sandbox: Any = None
-        self.referee: Any = None
-        self.address = ""
-        self.procs: dict[str, Any] = {}
-        #: Set from another thread when the arena's owner is gone: open() stops and kills its bots.
-        self.abandoned = False
-        self.supervisor: Any = None
-
-    async def open(self) -> None:
-        from ..referee import FaultPolicy, Referee, TimeControl
-        from ..sandbox.sandbox import open_sandbox
-        from .lifecycle import Supervisor
-
-        cfg = self.config
-        tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in cfg.entrants}
-        self.referee = referee = Referee(
-            tokens,
-            TimeControl(cfg.time.per_move_ms, cfg.time.bank_ms, cfg.time.connect_timeout_s),
-            FaultPolicy(cfg.faults.kind, cfg.faults.max_strikes),
-            **self.referee_kw,
-        )
-        self.sandbox = sandbox = await asyncio.to_thread(open_sandbox, cfg.sandbox, [*self.hidden, self.log_dir],
-                                                         self.log_dir)
-        port = await referee.start("127.0.0.1:0", unix_socket=sandbox.socket_path)
-        self.address = f"127.0.0.1:{port}"
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.supervisor = sup = Supervisor(cfg, referee, self.address, tokens, self.log_dir, sandbox=sandbox)
-        missing = await sup.start_all(cfg.time.connect_timeout_s)
-        self.procs = {n: sup.process(n) for n in sup.slots}
-        if self.abandoned:
-            await sup.close()
-            raise RuntimeError("the process that started this worker died; its arena is closed")
-        if missing:
-            raise EntrantsUnreachable(_unreachable_message(cfg, missing, self.procs, self.log_dir, self.address))
-
-    async def play(self, task: MatchTask) -> MatchOutcome:
-        """Play ``task`` as it comes (no restart, no voiding): what the load driver measures."""
-        started = time.perf_counter()
-        m = await self.referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                          extra={"event_id": task.event_id, "deal_number": task.deal},
-                                          hidden=self.config.duplicate)  # duplicate deals: no spectator
-        return outcome_of(task, m, time.perf_counter() - started)
-
-    async def play_supervised(self, task: MatchTask, worker: str = "") -> list[Report]:
-        """Play ``task`` with the bot lifecycle: a crashed bot restarted, an infrastructure fault voided.
-
-        Each finished match names ``worker`` and the sandbox mode its bots had."""
-        reports = await supervised_play(self.referee, self.supervisor, task)
-        return stamp(reports, worker or socket.gethostname(), self.sandbox.mode if self.sandbox else "")
-
-    async def close(self) -> None:
-        """Goodbye to the bots, stop the referee, make sure every bot process is gone."""
-        try:
-            if self.supervisor is not None:
-                self.supervisor.closing = True
-            if self.referee is not None:
-                await self.referee.stop()
-        finally:
-            if self.supervisor is not None:
-                await self.supervisor.close()
-            self.procs.clear()
-            if self.sandbox is not None:
-                self.sandbox.close()
-                self.sandbox = None
-
-    async def __aenter__(self) -> Arena:
-        try:
-            await self.open()
-        except BaseException:
-            await self.close()
-            raise
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
 def match_deadline_s(config: EventConfig) -> float:

@@ -4,13 +4,13 @@ Why: a worker that launches ``python /home/me/bots/mybot.py`` runs whatever file
 finds at that path on its own disk: another version of the bot, or nothing. Results
 would be stored under the identity the coordinator registered while another program
 played them. So the coordinator copies the files each launched entrant's command
-names into a content-addressed snapshot (:mod:`.snapshots`), sends the snapshot's
+names into a content-addressed snapshot (:mod:`..versions.snapshots`), sends the snapshot's
 files to every worker it admits, and each worker stores them in a snapshot store of
 its own and checks that its copy has the same digest before a bot starts from it.
 The worker launches the bot from that copy, never from the path the coordinator's
 config names.
 
-A pinned entrant (:mod:`.versions`: every event pins its launched entrants before
+A pinned entrant (:mod:`..versions.pinning`: every event pins its launched entrants before
 they play) travels as its whole snapshot, unchanged: its command names paths
 relative to the snapshot, which is its working folder on the worker as well.
 
@@ -27,7 +27,7 @@ How an unpinned command is rewritten (``{SNAPSHOT}`` is the worker's copy):
 * the coordinator's Python interpreter -> the worker's own;
 * ``bot = "NAME"`` (a registered bot) -> the worker's own ``python -m MODULE``: it
   is part of the sevenrocks install, which the roster requires to be the same
-  version on every worker (:mod:`.cluster_workers`).
+  version on every worker (:mod:`.workers`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sandbox.view import bot_spec_path, command_paths, module_path
-from .config import ConfigError, EventConfig, bot_command
-from .snapshots import SnapshotError, SnapshotStore
+from ..events.config import ConfigError, EventConfig, bot_command
+from ..versions.snapshots import SnapshotError, SnapshotStore
 
 #: Stands for the worker's copy of the snapshot in a shipped command.
 SNAPSHOT = "{SNAPSHOT}"
@@ -100,7 +100,7 @@ def plan(config: EventConfig, store: SnapshotStore, cwd: Path | None = None,
 
 def _ship_pinned(name: str, argv: Iterable[str], workdir: Path, store: SnapshotStore) -> Shipment:
     """A pinned entrant travels as its whole snapshot: it is the version already (chosen, with the
-    event's own files left out, by :mod:`.versions`), and its command names its files relative to
+    event's own files left out, by :mod:`..versions.pinning`), and its command names its files relative to
     the snapshot, which is the bot's working folder on the worker too (:func:`resolve`).
 
     Re-choosing files from the snapshot (as for an unpinned command) would leave out what the

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .config import EventConfig
+from ..events.config import EventConfig
 
 #: How often the roster asks the scheduler which workers are there.
 ROSTER_POLL_S = 2.0

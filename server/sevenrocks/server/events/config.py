@@ -43,9 +43,9 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Pin:
-    """The snapshot a launched entrant's processes run from (:mod:`.versions`): one immutable version."""
+    """The snapshot a launched entrant's processes run from (:mod:`..versions.pinning`): one immutable version."""
 
-    #: The snapshot's digest (:mod:`.snapshots`): the version's identity.
+    #: The snapshot's digest (:mod:`..versions.snapshots`): the version's identity.
     digest: str
     #: The snapshot's folder: the bot's working folder (its command's paths are relative to it).
     workdir: str

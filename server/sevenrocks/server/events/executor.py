@@ -6,7 +6,7 @@ again safely (the store keeps the first result). :class:`LocalExecutor` runs
 one embedded gRPC referee on loopback and launches each command entrant's bot
 process once (a bot plays many seats at once). :class:`InProcessExecutor` plays
 registered bots in this process with no network, to measure the event's own
-overhead. The Dask cluster executor (:mod:`.cluster`) fits the same protocol.
+overhead. The Dask cluster executor (:mod:`..cluster.executor`) fits the same protocol.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ class LocalExecutor:
             missing = await sup.start_all(cfg.time.connect_timeout_s)
             if missing:
                 procs = {n: sup.process(n) for n in sup.slots}
-                raise EntrantsUnreachable(_unreachable_message(cfg, missing, procs, self.log_dir, target))
+                raise EntrantsUnreachable(unreachable_message(cfg, missing, procs, self.log_dir, target))
         except BaseException:
             await self.close()
             raise
@@ -358,7 +358,7 @@ def _rounds(events: Sequence[Any]) -> int:
     return 0
 
 
-def _unreachable_message(cfg: EventConfig, missing: list[str], procs: dict[str, Any], log_dir: Path, target: str) -> str:
+def unreachable_message(cfg: EventConfig, missing: list[str], procs: dict[str, Any], log_dir: Path, target: str) -> str:
     dead = [n for n in missing if procs.get(n) is not None and not procs[n].alive]
     if dead:  # reported as soon as a process exits: the others may just be slow to start
         lines = [f"{len(dead)} entrant(s) exited before connecting to the referee at {target}:"]

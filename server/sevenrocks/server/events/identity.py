@@ -23,7 +23,7 @@ What "what it runs" means, checked without running anything:
   interpreter, which is recorded by version (a bot is not a different bot because
   the interpreter was rebuilt).
 
-A launched entrant pinned to a snapshot (:mod:`.versions`: the files it runs,
+A launched entrant pinned to a snapshot (:mod:`..versions.pinning`: the files it runs,
 copied into the event's store) is identified by the snapshot's digest instead of
 its files' hashes, plus what it runs from the machine (:func:`runtime_content`).
 
@@ -72,7 +72,7 @@ def entrant_identity(config: EventConfig, entrant: Entrant) -> dict[str, Any]:
     if entrant.command is None:
         ident["remote"] = True
         return ident
-    if entrant.pin is not None:  # its files are the snapshot's (events/versions.py): the digest names them
+    if entrant.pin is not None:  # its files are the snapshot's (versions/pinning.py): the digest names them
         ident["command"] = list(entrant.pin.source)
         ident["snapshot"] = entrant.pin.digest
         ident["content"] = {**runtime_content(entrant.command, Path(entrant.pin.workdir)), **dict(entrant.pin.parts)}

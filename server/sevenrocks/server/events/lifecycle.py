@@ -205,7 +205,7 @@ class Slot:
     last_used: float = 0.0
     #: Generations whose death by an outside signal was excused (see :meth:`Supervisor._outside`).
     excused: set[int] = field(default_factory=set)
-    #: Where its process starts: its version's snapshot (events/versions.py); None: the harness's folder.
+    #: Where its process starts: its version's snapshot (versions/pinning.py); None: the harness's folder.
     cwd: str | None = None
 
     def alive(self) -> bool:

@@ -4,7 +4,7 @@ Why this shape: the claim to check is "one referee holds a thousand matches at
 once without losing or corrupting any and stays responsive", so the driver uses
 the real pieces end to end: the tournament's schedule, store and ratings
 (:func:`~.tournament.run_event`), one embedded referee on loopback (an
-:class:`~.cluster.Arena`), and four bot *processes*, each an SDK client playing
+:class:`~.arena.Arena`), and four bot *processes*, each an SDK client playing
 its seats of every match over one stream. ``concurrency`` matches are in flight
 at once (the executor starts one only when a slot is free).
 
@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cluster import Arena
+from .arena import Arena
 from .config import EventConfig, parse_config
 from .executor import OnResult, run_pool
 from .outcome import MatchOutcome

@@ -445,8 +445,8 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def transaction(self) -> _Transaction:
-        return _Transaction(self.db)
+    def transaction(self) -> Transaction:
+        return Transaction(self.db)
 
     # ------------------------------------------------------------------ events
 
@@ -876,7 +876,7 @@ def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
 
 
-class _Transaction:
+class Transaction:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception (including KeyboardInterrupt)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:

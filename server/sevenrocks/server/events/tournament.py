@@ -4,7 +4,7 @@ The flow is one way (docs/design.md): config -> plan -> executor -> store -> fit
 
 1. **Plan** a round (:class:`Rounds`): a fixed event's whole schedule (one lazy
    round), an adaptive event's next round (:mod:`.adaptive`), a duel's next deals,
-   or a league's next tables (:mod:`.league`, from the field planner).
+   or a league's next tables (:mod:`..league.runner`, from the field planner).
 2. **Play** it on an executor (embedded referee, Dask workers, in process).
 3. **Store** each finished match with the ratings it leads to in one transaction
    (:meth:`Run.record`), so stopping at any moment loses at most the matches in
@@ -81,7 +81,7 @@ class EventPlan:
     crashes: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
-class _InOrder(InOrder):
+class SkippingInOrder(InOrder):
     """:class:`InOrder` that can also be told an index will never have a result (a skipped match)."""
 
     def add(self, index: int, seats: Sequence[str], ranks: Sequence[int]) -> None:
@@ -100,7 +100,7 @@ def identities_of(config: EventConfig) -> dict[str, dict[str, Any]]:
 def resume_ratings(config: EventConfig, store: Store) -> InOrder:
     """The event's ratings from its stored results: the in-order prefix applied, the rest waiting."""
     book = RatingBook(config.make_ruleset().partnerships, config.ratings.tau, config.ratings.draw_probability)
-    order = _InOrder(book)
+    order = SkippingInOrder(book)
     for _event, index, seats, ranks in store.results([config.name]):
         order.add(index, seats, ranks)
     return order

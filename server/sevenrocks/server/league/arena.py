@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Entrant, EventConfig
-from .executor import OnResult, check_voids, phases, run_pool, stamp, supervised_play
-from .outcome import Skipped, Voided, Withdrawn
-from .schedule import MatchTask
+from ..events.config import Entrant, EventConfig
+from ..events.executor import OnResult, check_voids, phases, run_pool, stamp, supervised_play
+from ..events.outcome import Skipped, Voided, Withdrawn
+from ..events.schedule import MatchTask
 
 
 @dataclass
@@ -60,7 +60,7 @@ class LeagueArena:
         """Start the referee and the launched entrants of ``entrants`` (remote ones dial in themselves)."""
         from ..referee import FaultPolicy, Referee, TimeControl
         from ..sandbox.sandbox import open_sandbox
-        from .lifecycle import Supervisor
+        from ..events.lifecycle import Supervisor
 
         cfg = self.config
         self._tokens = {e.name: e.token or secrets.token_urlsafe(18) for e in entrants}
@@ -215,13 +215,13 @@ class LeagueCluster:
         if self._client is None:
             await self.open()
         self.executor._check()
-        from .cluster import client_logs_quiet
+        from ..cluster.executor import client_logs_quiet
 
         with client_logs_quiet():
             await self.executor._run_on(self._client, tasks, on_result)
 
     async def close(self) -> None:
-        from .cluster import disconnect
+        from ..cluster.executor import disconnect
 
         client, cluster, self._client, self._cluster = self._client, self._cluster, None, None
         await disconnect(client, cluster)

@@ -1,4 +1,4 @@
-"""A league: the one loop (:mod:`.tournament`) played until stopped, with a field that changes.
+"""A league: the one loop (:mod:`..events.tournament`) played until stopped, with a field that changes.
 
 An event is a league that stops at its budget and admits no one; a league plans
 round after round with the field planner (:func:`.planner.plan_round`) and, between
@@ -6,7 +6,7 @@ rounds, reads its config again when the file changed (or on SIGHUP):
 
 * a new ``[[entrants]]`` block joins the field;
 * a removed block is **retired**: its matches and its row stay, it is no longer scheduled;
-* a block whose command, code or environment changed (:mod:`.identity`) is a **new
+* a block whose command, code or environment changed (:mod:`..events.identity`) is a **new
   version**, ``name@2``, that replaces the old one in the field; the old version's
   results stay on their own row;
 * a config that fails to parse is reported and ignored: the last good one plays on.
@@ -31,18 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .adaptive import result_of
-from .config import ConfigError, Entrant, EventConfig, parse_config
-from .executor import Executor
-from .outcome import Withdrawn
-from .identity import digest, entrant_identity
-from .planner import plan_round
-from .schedule import MatchTask
-from .league_status import State, write_status
-from .snapshots import SnapshotError
-from .store import LeagueEntrant, Store
-from .versions import Versions
-from .tournament import EventPlan, Progress, Run, _InOrder, run_loop
+from ..events.adaptive import result_of
+from ..events.config import ConfigError, Entrant, EventConfig, parse_config
+from ..events.executor import Executor
+from ..events.outcome import Withdrawn
+from ..events.identity import digest, entrant_identity
+from ..events.planner import plan_round
+from ..events.schedule import MatchTask
+from .status import State, write_status
+from ..versions.snapshots import SnapshotError
+from ..events.store import LeagueEntrant, Store
+from ..versions.pinning import Versions
+from ..events.tournament import EventPlan, Progress, Run, SkippingInOrder, run_loop
 from ..stats.fit import Result, fit
 from ..stats.ratings import RatingBook
 from ..stats.record import plays_head_to_head, records
@@ -213,10 +213,10 @@ def active_field(store: Store, config: EventConfig) -> list[Entrant]:
     return out
 
 
-def league_ratings(config: EventConfig, store: Store) -> _InOrder:
+def league_ratings(config: EventConfig, store: Store) -> SkippingInOrder:
     """The league's live ratings from its stored results, in index order (rounds may leave gaps)."""
     book = RatingBook(config.make_ruleset().partnerships, config.ratings.tau, config.ratings.draw_probability)
-    order = _InOrder(book)
+    order = SkippingInOrder(book)
     for _event, _index, seats, ranks in store.results([config.name]):
         book.apply(seats, ranks)
     order.next = store.max_index(config.name) + 1
@@ -331,7 +331,7 @@ class League:
     #: them, withdrawing those that keep dying (the arena's ``revive``); None: nothing to revive.
     dead: Callable[[], list[str]] | None = None
     revive: Callable[[], Awaitable[list[tuple[str, str]]]] | None = None
-    #: The snapshot store (:mod:`.versions`): each launched entrant runs a copy of its files, and a
+    #: The snapshot store (:mod:`..versions.pinning`): each launched entrant runs a copy of its files, and a
     #: change of its live files is a new version, seen before the next round. None: not pinned.
     versions: Versions | None = None
     #: Entrants that came in through submissions (:mod:`..submissions`), added to the config's own.
@@ -344,7 +344,7 @@ class League:
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
     final_standings: Standings | None = None
-    #: The state last recorded (:mod:`.league_status`): (state, detail).
+    #: The state last recorded (:mod:`.status`): (state, detail).
     status: tuple[State, str] | None = None
     _mtime: float = 0.0
     _next_index: int = 0
@@ -449,7 +449,7 @@ class League:
 
         When no table can be seated (too few entrants connected or not withdrawn, or none
         the format allows among them) the league is *waiting*: it says why once, records it
-        (:mod:`.league_status`), and sleeps until the field changes (:meth:`_wait_for_change`)
+        (:mod:`.status`), and sleeps until the field changes (:meth:`_wait_for_change`)
         — it never plans the same empty round again and again."""
         rules = self.config.make_ruleset()
         need = 2 if rules.partnerships else rules.players

@@ -260,7 +260,7 @@ class Sandbox:
         """The jail command line that starts ``argv`` as bot ``name`` in this sandbox.
 
         ``others`` are files of other entrants, hidden from this one when they lie in
-        a folder it is given. ``cwd``: the bot's own folder, its snapshot (``events/versions.py``),
+        a folder it is given. ``cwd``: the bot's own folder, its snapshot (``versions/pinning.py``),
         where it starts and which its command's relative paths name; it may lie inside a
         hidden folder (the snapshot store), and is then the one part of it the bot sees.
         Default: the harness's working folder.

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..events.config import ConfigError, Entrant
-from ..events.league import League
+from ..league.runner import League
 from . import ledger
 from .authors import AuthorError, check_name, ensure_tables, get_author, sync_config_authors
 from .build import BuildLimits

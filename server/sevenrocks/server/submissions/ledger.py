@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..events.store import _Transaction
+from ..events.store import Transaction
 from .authors import ensure_tables
 
 STEPS = ("received", "unpacked", "built", "validated", "active")
@@ -128,7 +128,7 @@ def owner_of(db: sqlite3.Connection, entrant: str) -> str | None:
 def activate(db: sqlite3.Connection, sid: int, entrant: str, keep: int) -> None:
     """Make ``sid`` active and retire all but the newest ``keep`` active submissions of its entrant (a
     submission of files already active retires its twin instead), at once."""
-    with _Transaction(db):
+    with Transaction(db):
         advance(db, sid, "active")
         rows = db.execute("SELECT id, folder FROM submissions WHERE entrant = ? AND state = 'active' "
                           "ORDER BY id DESC", (entrant,)).fetchall()

@@ -9,7 +9,7 @@ done again from the stored upload when it starts again (:meth:`Pipeline.resume`)
 so a submission is never lost and never half-active: only a snapshot that passed
 the check is ever ``active``.
 
-What runs is the **snapshot** (:mod:`..events.snapshots`): after the build, the
+What runs is the **snapshot** (:mod:`..versions.snapshots`): after the build, the
 bundle is copied into the content-addressed store, the check is run on that
 copy, and the league launches that copy, so what was validated is what plays.
 """
@@ -32,7 +32,7 @@ from pathlib import Path
 from sevenrocks.sdk.stdio import stdio_command
 
 from ..events.config import Entrant, Pin
-from ..events.snapshots import SnapshotError, SnapshotStore, _remove as remove_tree
+from ..versions.snapshots import SnapshotError, SnapshotStore, remove_tree
 from ..sandbox.sandbox import Limits, jailed
 from . import ledger
 from .authors import ensure_tables

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from ..sandbox.sandbox import SYSTEM_DIRS, python_environment
 from ..sandbox.view import command_paths, under
-from .config import Entrant, EventConfig, Pin
+from ..events.config import Entrant, EventConfig, Pin
 from .snapshots import SKIP_DIRS, Snapshot, SnapshotError, SnapshotStore, file_digest, tree_digest
 
 __all__ = ["OWN_FOLDER_MAX", "Versions", "snapshot_root", "version_files"]

@@ -175,10 +175,10 @@ class SnapshotStore:
             except OSError:
                 if not final.is_dir():
                     raise
-                _remove(tmp)  # the same version was stored already (or by a racing writer)
+                remove_tree(tmp)  # the same version was stored already (or by a racing writer)
             return Snapshot(digest, final, tuple(skipped))
         except BaseException:
-            _remove(tmp)
+            remove_tree(tmp)
             raise
 
     def _sweep(self) -> None:
@@ -186,7 +186,7 @@ class SnapshotStore:
         for entry in self.root.glob(f"{_TMP}*"):
             pid = entry.name[len(_TMP):].split("-")[0]
             if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-                _remove(entry)
+                remove_tree(entry)
 
 
 def tree_digest(snapshot: Path) -> str:
@@ -279,7 +279,7 @@ def _read_only(folder: Path) -> None:
         os.chmod(dirpath, 0o555)
 
 
-def _remove(folder: Path) -> None:
+def remove_tree(folder: Path) -> None:
     """Remove a (possibly read-only) folder tree."""
     for dirpath, _dirs, _files in os.walk(folder):
         try:

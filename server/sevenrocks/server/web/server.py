@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from aiohttp import HttpVersion10, WSMsgType, web
 
-from ..events.league_status import read_status
+from ..league.status import read_status
 from ..events.store import Store
 from ..publish.replay import static_text, template
 from ..publish.site import STATIC_FILES
