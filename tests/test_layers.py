@@ -92,3 +92,75 @@ def test_no_import_circle_inside_a_folder(folder: str) -> None:
     for start in sorted(graph):
         visit(start, [start])
     assert not circles, f"server/{folder}/ has import circles: {circles}"
+
+
+PRODUCT = [SERVER, SERVER.parents[2] / "sdk" / "sevenrocks" / "sdk", SERVER.parents[2] / "bots" / "sevenrocks" / "bots"]
+#: A folder past this many modules hides its parts (issue 40: events/ had grown to 22).
+MAX_MODULES = 16
+
+
+def product_folders() -> list[Path]:
+    return sorted({p.parent for root in PRODUCT for p in root.rglob("*.py") if "__pycache__" not in p.parts})
+
+
+@pytest.mark.parametrize("folder", product_folders(), ids=lambda p: str(p.relative_to(SERVER.parents[2])))
+def test_no_product_folder_holds_more_than_16_modules(folder: Path) -> None:
+    modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
+    assert len(modules) <= MAX_MODULES, f"{folder} holds {len(modules)} modules (at most {MAX_MODULES}): split it"
+
+
+def private_imports_across_folders(path: Path) -> list[str]:
+    """Leading-underscore names ``path`` imports from a module of another folder (``from ..x.y import _z``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        crosses = isinstance(node, ast.ImportFrom) and (node.level >= 2 or (
+            node.level == 0 and (node.module or "").startswith("sevenrocks.")
+            and not (node.module or "").startswith(f"sevenrocks.server.{path.parent.name}")))
+        if crosses:
+            assert isinstance(node, ast.ImportFrom)
+            found += [f"{node.module}.{a.name}" for a in node.names if a.name.startswith("_") and a.name != "__version__"]
+    return found
+
+
+@pytest.mark.parametrize("folder", sorted(ALLOWED))
+def test_no_module_imports_a_private_name_from_another_folder(folder: str) -> None:
+    wrong = {m.name: names for m in sorted((SERVER / folder).glob("*.py")) if (names := private_imports_across_folders(m))}
+    assert not wrong, f"server/{folder}/ imports private names of other folders (make them public): {wrong}"
+
+
+def subcommand_modules() -> set[str]:
+    """The cli modules that hold a subcommand (``sevenrocks.server.cli.COMMANDS``), read from the source."""
+    tree = ast.parse((SERVER / "cli" / "__init__.py").read_text())
+    return {c.value.rsplit(".", 1)[1] for c in ast.walk(tree)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.startswith("sevenrocks.server.cli.")}
+
+
+def sideways_cli_imports(path: Path, subcommands: set[str]) -> set[str]:
+    """The subcommand modules a cli module imports (``from .tournament import ...``), itself left out."""
+    return (module_imports(path) & subcommands) - {path.stem}
+
+
+def test_no_cli_module_imports_a_subcommand_module() -> None:
+    """What subcommands share lives in cli/common.py (and league_run.py serves only `league`): one subcommand
+    is never another's library."""
+    subcommands = subcommand_modules()
+    assert {"tournament", "league_admin", "publish", "submit"} <= subcommands
+    wrong = {m.name: s for m in sorted((SERVER / "cli").glob("*.py")) if (s := sideways_cli_imports(m, subcommands))}
+    assert not wrong, f"cli modules import other subcommands' modules (move what they share to cli/common.py): {wrong}"
+
+
+def test_the_guards_catch_an_upward_a_sideways_and_a_private_import(tmp_path: Path) -> None:
+    """The checks above fail on the imports they forbid (each rule held against a module that breaks it)."""
+    events = tmp_path / "events"
+    events.mkdir()
+    up = events / "up.py"
+    up.write_text("from ..league.runner import League\nfrom sevenrocks.server.web import server\n")
+    assert server_imports(up) - ALLOWED["events"] == {"league", "web"}
+    cli = tmp_path / "cli"
+    cli.mkdir()
+    side = cli / "duel.py"
+    side.write_text("from .common import BadInput\nfrom .tournament import make_executor\n")
+    assert sideways_cli_imports(side, subcommand_modules()) == {"tournament"}
+    private = events / "private.py"
+    private.write_text("from ..versions.snapshots import _remove as remove_tree\nfrom .store import _ok\n")
+    assert private_imports_across_folders(private) == ["versions.snapshots._remove"]

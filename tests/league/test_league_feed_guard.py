@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from sevenrocks.server.cli.league import _deal_guard
+from sevenrocks.server.cli.league_run import _deal_guard
 from sevenrocks.server.league.runner import League, load_league, run_league
 from sevenrocks.server.league.arena import LeagueArena
 from sevenrocks.server.events.outcome import MatchOutcome, Report

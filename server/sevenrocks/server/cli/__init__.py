@@ -29,7 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "league": ("sevenrocks.server.cli.league_admin", "league", "Play a league until stopped; entrants join, change and leave while it runs."),
     "submit": ("sevenrocks.server.cli.submit", "submit", "Send a bot to a running league (an author's token) and follow its build and check."),
     "duel": ("sevenrocks.server.cli.duel", "duel", "Play two bots head to head until an SPRT decides which is better."),
-    "leaderboard": ("sevenrocks.server.cli.leaderboard", "leaderboard", "Print or write the leaderboard of an event database."),
+    "leaderboard": ("sevenrocks.server.cli.publish", "leaderboard", "Print or write the leaderboard of an event database."),
     "check": ("sevenrocks.server.cli.check", "check", "Check a bot command before an event: rulesets, awkward positions, clocks, reconnect."),
     "replay": ("sevenrocks.server.cli.replay", "replay", "Write a self-contained HTML replay page for one match record."),
     "publish": ("sevenrocks.server.cli.publish", "publish", "Write the static event site (leaderboard, matches, replays, bots) from a database."),

@@ -93,7 +93,7 @@ def duel(a: str, b: str, elo0: float, elo1: float, alpha: float, beta: float, ma
         store = Store(db_path)
     except (ConfigError, StoreError) as e:
         raise click.ClickException(str(e)) from None
-    from .tournament import make_executor, pinned
+    from .common import make_executor, pinned
 
     config = pinned(config, db_path, out_dir)
     from ..publish.leaderboard import build_leaderboard

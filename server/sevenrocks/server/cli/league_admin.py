@@ -18,7 +18,7 @@ from ..league.runner import DISQUALIFIED
 from ..events.store import Store, StoreError
 from ..submissions import ledger
 from ..submissions.authors import AuthorError, add_author, disqualify_author, get_author, list_authors
-from .league import league as play
+from .league_run import league as play
 
 
 class LeagueGroup(click.Group):

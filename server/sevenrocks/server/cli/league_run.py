@@ -27,8 +27,9 @@ from ..sandbox.launch import LaunchError
 from ..sandbox.sandbox import MODES, SandboxError
 from ..versions.snapshots import SnapshotError, SnapshotStore
 from ..versions.pinning import Versions, snapshot_root
-from .tournament import BadInput, Interrupted, harness_files, open_writer, parse_web, read_tls, run_stoppable, with_options
-from .ports import listening
+from .common import (BadInput, Interrupted, harness_files, listening, open_writer, parse_web, read_tls, run_stoppable,
+                     with_options)
+
 
 
 @click.command("league")

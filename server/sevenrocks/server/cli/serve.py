@@ -19,7 +19,7 @@ from sevenrocks.sdk.rules.records import write_record
 from ..referee.faults import FaultPolicy, TimeControl
 from ..referee.guard import is_loopback
 from ..referee import Referee
-from .ports import listening
+from .common import listening
 
 
 #: The environment variable that may carry the entrants instead of a file (NAME=TOKEN lines or comma-separated).

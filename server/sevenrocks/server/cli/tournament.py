@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import os
-import signal
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..events.config import ConfigError, EventConfig, config_warnings, default_config, load_config, tie_margin
 from ..check.run import check_hint
-from ..versions.pinning import snapshot_root
 from ..events.executor import EntrantsUnreachable, Executor, LocalExecutor, TooManyVoids
 from ..check.preflight import PreflightFailed
 from ..referee.dealguard import DealGuard
@@ -24,9 +20,10 @@ from ..sandbox.launch import LaunchError
 from ..sandbox.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, summary_lines, write_all
-from ..events.store import Store, StoreError, check_db_path, explain
+from ..events.store import Store, StoreError, explain
 from ..events.tournament import EventPlan, run_event
-from .ports import listening
+from .common import (BadInput, Interrupted, listening, make_executor, open_writer, parse_web,
+                     pinned, read_tls, run_stoppable, with_options)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,111 +32,22 @@ if TYPE_CHECKING:
 #: leaderboard.txt has them all).
 TERMINAL_PAIRS = 20
 
-def make_executor(config: EventConfig, out: Path, cluster: str | None = None, listen: str = "127.0.0.1:0",
-                  tls: tuple[bytes, bytes] | None = None, db: Path | None = None,
-                  say: Callable[[str], None] | None = None) -> Executor:
-    """The executor for this run: the embedded referee, or Dask workers with ``cluster``.
-
-    ``say`` prints one whole line for the operator (the progress bar's console, so a
-    line never lands on the bar's own); default: stderr.
-    """
-    hidden = harness_files(db, out, Path(config.source) if os.path.isfile(config.source) else None)
-    say = say or (lambda text: click.echo(text, err=True))
-    if cluster is not None:
-        from ..cluster.executor import ClusterExecutor
-
-        return ClusterExecutor(config, cluster, out / "logs", config.concurrency, hidden=hidden, say=say)
-    return LocalExecutor(config, out / "logs", config.concurrency, listen, say, tls=tls,
-                         spectator_token=os.environ.get("SEVENROCKS_SPECTATOR_TOKEN") or None, hidden=hidden,
-                         report=say)
 
 
-def harness_files(db: Path | None, out: Path, config: Path | None = None) -> tuple[Path, ...]:
-    """What no bot may see: the database (with SQLite's side files), the bots' snapshots (each
-    bot sees only its own, versions/pinning.py), a league's uploads (submissions/), the output
-    folder and the event's config (it may hold remote entrants' tokens), by its real path and the
-    one given."""
-    files = [out.resolve()]
-    if config is not None:
-        files += sorted({config.resolve(), Path(os.path.abspath(config))})
-    if db is not None:
-        base = db.resolve()
-        files += [base, *(base.with_name(base.name + suffix) for suffix in ("-wal", "-shm", "-journal")),
-                  snapshot_root(base), base.with_name(base.stem + ".submissions")]  # a league's uploads
-    return tuple(files)
 
 
-def pinned(config: EventConfig, db: Path, out: Path) -> EventConfig:
-    """The event's launched entrants pinned to snapshots of their files (``NAME.snapshots/`` beside ``NAME.db``): every
-    process runs those copies, so a file edited while the event runs changes nothing."""
-    from ..versions.snapshots import SnapshotError
-    from ..versions.pinning import pin_event
-
-    # the config may hold remote entrants' tokens: never part of a version
-    hidden = harness_files(db, out, Path(config.source) if os.path.isfile(config.source) else None)
-    try:
-        return pin_event(config, db, hidden)
-    except (SnapshotError, OSError) as e:
-        raise BadInput(f"cannot copy the bots' files into {snapshot_root(db)}: {e}") from None
 
 
-def read_tls(cert: Path | None, key: Path | None) -> tuple[bytes, bytes] | None:
-    """The PEM pair for ``--tls-cert``/``--tls-key`` (both or neither)."""
-    if (cert is None) != (key is None):
-        raise click.UsageError("--tls-cert and --tls-key go together")
-    return (cert.read_bytes(), key.read_bytes()) if cert is not None and key is not None else None
 
 
-class BadInput(click.ClickException):
-    """Something the operator gave cannot be used: a one-line message, exit code 2."""
-
-    exit_code = 2
 
 
-def check_out_dir(out: Path) -> None:
-    """Refuse an --out folder that cannot be written, before anything is registered or played."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".sevenrocks-write-test"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as e:
-        raise BadInput(f"--out {out}: cannot write there ({e.strerror}); give a writable folder") from None
 
 
-def with_options(config: EventConfig, concurrency: int | None, sandbox_mode: str | None) -> EventConfig:
-    """``config`` with the command line's --concurrency and --sandbox."""
-    if concurrency is not None:
-        config = dataclasses.replace(config, concurrency=concurrency)
-    if sandbox_mode is not None:
-        config = dataclasses.replace(config, sandbox=dataclasses.replace(
-            config.sandbox, mode=sandbox_mode))  # type: ignore[arg-type]  # click.Choice(MODES) checked it
-    return config
 
 
-def parse_web(web_addr: str | None) -> tuple[str, int] | None:
-    """``--web HOST:PORT``, checked."""
-    if web_addr is None:
-        return None
-    from ..web.server import parse_hostport
-
-    try:
-        return parse_hostport(web_addr)
-    except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--web") from None
 
 
-def open_writer(db_path: Path, out_dir: Path) -> Store:
-    """The database opened to write, after --db and --out are checked (a bad --db leaves nothing behind)."""
-    try:
-        check_db_path(db_path)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
-    check_out_dir(out_dir)
-    try:
-        return Store(db_path, writer=True)
-    except StoreError as e:
-        raise BadInput(str(e)) from None
 
 
 def adaptive(config: EventConfig, until_settled: bool, budget: int | None,
@@ -320,13 +228,6 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         click.echo(line, err=True)
 
 
-class Interrupted(Exception):
-    """Ctrl-C or SIGTERM: stop cleanly (nothing in flight is stored), exit 130 or 143."""
-
-    def __init__(self, how: str, code: int) -> None:
-        super().__init__(how)
-        self.how = how
-        self.code = code
 
 
 def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, replay: tuple[str, ...],
@@ -359,37 +260,8 @@ def _run(config: EventConfig, store: Store, executor: Executor, quiet: bool, rep
         return run_stoppable(main)
 
 
-T = TypeVar("T")
 
 
-def run_stoppable(body: Callable[[], Awaitable[T]]) -> T:
-    """Run ``body`` on a fresh event loop; Ctrl-C and SIGTERM stop it as :class:`Interrupted`."""
-    terminated = False
-
-    async def main() -> T:
-        task = asyncio.current_task()
-        assert task is not None
-
-        def on_term() -> None:
-            nonlocal terminated
-            terminated = True
-            task.cancel()
-
-        loop = asyncio.get_running_loop()
-        loop.add_signal_handler(signal.SIGTERM, on_term)
-        try:
-            return await body()
-        finally:
-            loop.remove_signal_handler(signal.SIGTERM)
-
-    try:
-        return asyncio.run(main())
-    except KeyboardInterrupt:
-        raise Interrupted("interrupted", 130) from None
-    except asyncio.CancelledError:
-        if terminated:
-            raise Interrupted("stopped by SIGTERM", 128 + signal.SIGTERM) from None
-        raise
 
 
 def finished_line(config: EventConfig, plan: EventPlan, db_path: Path) -> str | None:
