@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tls": ("sevenrocks.server.cli.tls", "tls", "Make a CA and a referee certificate naming the hosts bots dial."),
     "match": ("sevenrocks.server.cli.match", "match", "Play one match over gRPC between bot commands."),
     "tournament": ("sevenrocks.server.cli.tournament", "tournament", "Run (or resume) a round-robin event and publish its leaderboard."),
-    "league": ("sevenrocks.server.cli.league_admin", "league", "Play a league until stopped; entrants join, change and leave while it runs."),
+    "league": ("sevenrocks.server.cli.league", "league", "Play a league until stopped; entrants join, change and leave while it runs."),
     "submit": ("sevenrocks.server.cli.submit", "submit", "Send a bot to a running league (an author's token) and follow its build and check."),
     "duel": ("sevenrocks.server.cli.duel", "duel", "Play two bots head to head until an SPRT decides which is better."),
     "leaderboard": ("sevenrocks.server.cli.publish", "leaderboard", "Print or write the leaderboard of an event database."),
