@@ -1,8 +1,17 @@
-"""Run every benchmark in this folder (``bench_*.py``), one after another, each in its own process.
+"""Run the benchmarks, each in a process of its own: every script in a folder of bench/ but common/.
 
 Usage:
-    python bench/run.py [NAME ...]     e.g. python bench/run.py engine referee
+    python bench/run.py --list                     every benchmark with its group and what it measures
+    python bench/run.py [NAME ...]                 e.g. python bench/run.py engine referee
+    python bench/run.py --group GROUP [NAME ...]   every benchmark of a group, e.g. --group league
+    python bench/run.py                            every benchmark (but the tools run by name only)
     python bench/run.py table [--builds compiled,pure] [--skip-main] [--skip-scale]
+
+A benchmark is a script ``bench/<group>/<file>.py``; its NAME is the file's name without
+``bench_`` (``bench/referee/bench_referee.py`` is ``referee``, ``bench/ranking/claims.py`` is
+``claims``), and ``group/name`` works too. ``bench/common/`` holds what several benchmarks
+share and is not run; a ``baseline_*.py`` beside a benchmark is that benchmark's baseline
+and is not run on its own.
 
 ``table`` prints the speed table (docs/scale.md) in one run: the main job (the default
 ``sevenrocks tournament``, wall time), the bare engine vs OpenSpiel, ``simulate`` vs
@@ -18,32 +27,97 @@ behind a row also prints its own full table, with its baseline from the same run
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 SOURCES = [ROOT / d for d in ("sdk", "bots", "server", "proto")]
+#: The folder of the helpers several benchmarks share (not benchmarks themselves).
+HELPERS = "common"
+#: What each folder's benchmarks measure (``--list`` prints it).
+GROUPS = {
+    "engine": "the game engine and the bots in process: no referee, no network",
+    "referee": "one decision at the gRPC referee, against a bare grpc.aio echo",
+    "scale": "many matches at once: one referee at 1,000 matches, a Dask cluster",
+    "events": "an event's own costs: scheduling, storing, rating, the fit, bot processes",
+    "ranking": "how often an event's order and verdict are right (the pool of real matches in data/)",
+    "league": "a running league: placement, liveness, soak, an author's upload",
+    "sandbox": "containment's costs: bot start-up, CPU fairness, floods, big messages",
+    "web": "the published site and the web process beside a league",
+}
+#: Tools listed with the benchmarks but run only when named: what running them does.
+BY_NAME_ONLY = {
+    "ranking_pool": "rebuilds bench/ranking/data/ranking_pool.csv (real matches, about 17 minutes)",
+}
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    group: str
+    name: str
+    path: Path
+
+    @property
+    def summary(self) -> str:
+        """The first line of the script's docstring (read, not imported)."""
+        doc = ast.get_docstring(ast.parse(self.path.read_text(encoding="utf-8"))) or ""
+        return doc.strip().splitlines()[0] if doc.strip() else ""
+
+
+def benchmarks() -> list[Benchmark]:
+    """Every benchmark: each ``*.py`` in a folder of bench/ but the helpers', ``__init__`` and baselines."""
+    return [Benchmark(path.parent.name, path.stem.removeprefix("bench_"), path)
+            for path in sorted(HERE.glob("*/*.py"))
+            if path.parent.name != HELPERS and path.name != "__init__.py" and not path.stem.startswith("baseline_")]
+
+
+def script(name: str) -> Path:
+    """The path of the benchmark ``name`` (for the table)."""
+    return next(b.path for b in benchmarks() if b.name == name)
+
+
+def print_list(found: list[Benchmark]) -> None:
+    for group in sorted({b.group for b in found}):
+        print(f"{group}/  {GROUPS.get(group, '')}")
+        for b in sorted((b for b in found if b.group == group), key=lambda b: b.name):
+            note = f" [by name only: {BY_NAME_ONLY[b.name]}]" if b.name in BY_NAME_ONLY else ""
+            print(f"  {b.group + '/' + b.name:<26} {str(b.path.relative_to(ROOT)):<40} {b.summary}{note}")
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["table"]:
         return table(argv[1:])
-    scripts = sorted(HERE.glob("bench_*.py"))
-    if argv:
-        scripts = [s for s in scripts if s.stem.removeprefix("bench_") in argv]
-        if not scripts:
-            print(f"no benchmark named {argv}; have: {[s.stem.removeprefix('bench_') for s in HERE.glob('bench_*.py')]}")
-            return 2
+    ap = argparse.ArgumentParser(prog="bench/run.py", description=__doc__.splitlines()[0] if __doc__ else None)
+    ap.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (name or group/name); default: all")
+    ap.add_argument("--group", action="append", default=[], help="run every benchmark of this group (repeatable)")
+    ap.add_argument("--list", action="store_true", help="print every benchmark with its group, run nothing")
+    args = ap.parse_args(argv)
+    found = benchmarks()
+    if args.list:
+        print_list(found)
+        return 0
+    unknown = [g for g in args.group if g not in {b.group for b in found}]
+    unknown += [n for n in args.names if not any(n in (b.name, f"{b.group}/{b.name}") for b in found)]
+    if unknown:
+        print(f"no benchmark or group named {unknown}; `python bench/run.py --list` names them all")
+        return 2
+    if args.names or args.group:
+        chosen = [b for b in found if b.group in args.group or b.name in args.names
+                  or f"{b.group}/{b.name}" in args.names]
+    else:
+        chosen = [b for b in found if b.name not in BY_NAME_ONLY]
     status = 0
-    for script in scripts:
-        print(f"\n## {script.stem}\n", flush=True)
-        status |= subprocess.call([sys.executable, str(script)])
+    for b in chosen:
+        print(f"\n## {b.group}/{b.name}\n", flush=True)
+        status |= subprocess.call([sys.executable, str(b.path)])
     return status
 
 
@@ -115,16 +189,15 @@ def table(argv: list[str]) -> int:
             print(f"\n## {build} build\n", flush=True)
             if not args.skip_main:
                 main_job(env, tmp, build)
-            for script, extra in (("bench_engine.py", []), ("bench_simulate.py", []), ("bench_env.py", []),
-                                  ("bench_search.py", []), ("bench_verify.py", []),
-                                  ("bench_referee.py", ["--decision-only"])):
-                print(f"\n### {script} ({build})\n", flush=True)
-                subprocess.call([sys.executable, str(HERE / script), "--reps", str(args.reps), *extra], env=env)
+            for name, extra in (("engine", []), ("simulate", []), ("env", []), ("search", []), ("verify", []),
+                                ("referee", ["--decision-only"])):
+                path = script(name)
+                print(f"\n### {path.relative_to(ROOT)} ({build})\n", flush=True)
+                subprocess.call([sys.executable, str(path), "--reps", str(args.reps), *extra], env=env)
         if builds and not args.skip_scale:
             env = build_env(builds[0], headlines)
-            print(f"\n### bench_scale.py --levels 1000 ({builds[0]})\n", flush=True)
-            subprocess.call([sys.executable, str(HERE / "bench_scale.py"), "--skip-cluster", "--levels", "1000"],
-                            env=env)
+            print(f"\n### bench/scale/bench_scale.py --levels 1000 ({builds[0]})\n", flush=True)
+            subprocess.call([sys.executable, str(script("scale")), "--skip-cluster", "--levels", "1000"], env=env)
         rows = [json.loads(line) for line in headlines.read_text(encoding="utf-8").splitlines() if line]
     print(f"\n## The speed table (load average {start_load} at the start, {loadavg()} at the end; "
           f"{os.cpu_count()} CPUs)\n")

@@ -2,7 +2,7 @@
 its first legal move and ignores everything else, so the bot side costs what the echo
 client costs and a decision's time is the transport plus the referee's own work.
 
-    SEVENROCKS_REFEREE=host:port SEVENROCKS_TOKEN=t python bench/rawbot.py
+    SEVENROCKS_REFEREE=host:port SEVENROCKS_TOKEN=t python bench/common/rawbot.py
 """
 
 from __future__ import annotations

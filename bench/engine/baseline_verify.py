@@ -10,7 +10,7 @@ list them all). It checks deals against the seed, turn order, every placement's
 port, ends, award and scores, forced passes and draws, settlements, bonuses and
 the match's end.
 
-    python bench/baseline_verify.py RECORD.jsonl ...
+    python bench/engine/baseline_verify.py RECORD.jsonl ...
 """
 
 from __future__ import annotations

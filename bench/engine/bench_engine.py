@@ -13,7 +13,7 @@ call). Runs alternate between the engines so that machine noise hits all alike; 
 table quotes medians. Time is the process's CPU time (``time.process_time()``), so
 that on a shared machine the rates measure the work, not the wait for a core.
 
-    python bench/bench_engine.py [--runs 15] [--seconds 0.4]
+    python bench/engine/bench_engine.py [--runs 15] [--seconds 0.4]
 """
 
 from __future__ import annotations
@@ -21,11 +21,15 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Callable
 
-from headline import headline
 from sevenrocks.sdk.rules import GameState, engine_build, make_ruleset
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.headline import headline  # noqa: E402
 
 
 def ours(ruleset: str, players: int | None, numbers: bool = False) -> Callable[[float], tuple[int, int, float]]:

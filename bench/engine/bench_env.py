@@ -10,7 +10,7 @@ Runs alternate between the variants so that machine noise hits all alike; the ta
 quotes medians of rates per CPU second (``time.process_time()``: on a shared machine
 the work, not the wait for a core).
 
-    python bench/bench_env.py [--runs 9] [--seconds 0.4] [--ruleset fives --players 3]
+    python bench/engine/bench_env.py [--runs 9] [--seconds 0.4] [--ruleset fives --players 3]
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 try:
@@ -27,9 +29,11 @@ try:
     from sevenrocks.sdk.env import SevenRocksEnv
 except ImportError as e:
     raise SystemExit(f"bench_env: skipped, {e} (pip install '.[rl]')") from None
-from headline import headline
 from sevenrocks.sdk.rules import GameState, engine_build, make_ruleset
 from sevenrocks.sdk.view import SeatView
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.headline import headline  # noqa: E402
 
 Run = Callable[[float], int]
 

@@ -2,7 +2,7 @@
 
 The search thinks for a fixed time, so a faster engine shows up as more deals
 searched per decision at the same clock (and, through them, strength: see
-``bench/ladder.py``). This plays ``--matches`` Seven Rocks matches of the search bot
+``bench/engine/ladder.py``). This plays ``--matches`` Seven Rocks matches of the search bot
 (its defaults) in seats 0 and 2 against the defensive bot, and prints, over every
 decision with more than one legal move, the median deals searched and the deals per
 second of thinking.
@@ -12,10 +12,10 @@ With ``--baseline DIR`` (a checkout of the baseline, e.g. ``git worktree add
 alternating, each in a fresh process with that tree's sources first on the path,
 and prints the medians over the runs with this checkout's ratio to the baseline.
 
-    python bench/bench_search.py [--matches 2] [--time-ms 150]
-    python bench/bench_search.py --baseline /tmp/base --reps 3 --matches 1
-    python bench/bench_search.py --ismcts --matches 1     # the ismcts bot's deals too
-    python bench/bench_search.py --alphabeta --matches 1  # the alphabeta bot's deals too
+    python bench/engine/bench_search.py [--matches 2] [--time-ms 150]
+    python bench/engine/bench_search.py --baseline /tmp/base --reps 3 --matches 1
+    python bench/engine/bench_search.py --ismcts --matches 1     # the ismcts bot's deals too
+    python bench/engine/bench_search.py --alphabeta --matches 1  # the alphabeta bot's deals too
 """
 
 from __future__ import annotations
@@ -31,13 +31,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from headline import headline
 from sevenrocks.bots.defensive import DefensiveBot
 from sevenrocks.bots.search import SearchBot
 from sevenrocks.sdk.bot import Bot
 from sevenrocks.sdk.local import play_local
 from sevenrocks.sdk.rules import Move, engine_build
 from sevenrocks.sdk.view import SeatView
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.headline import headline  # noqa: E402
 
 if TYPE_CHECKING:  # the baseline's sources (--baseline) may predate this module
     from sevenrocks.bots.budget import Budgeted
@@ -60,7 +62,7 @@ class Counted(Bot):
         return move
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def measure(matches: int, time_ms: float, bot: Callable[..., Budgeted] = SearchBot) -> tuple[float, float, float, int]:

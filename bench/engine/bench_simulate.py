@@ -26,7 +26,7 @@ the interpreter of a second environment with the baseline tree installed (for ex
 ``git archive main`` unpacked and ``pip install``-ed into its own venv). Its
 ``simulate --records`` runs alternate with ours, and the table gives ours against it.
 
-    python bench/bench_simulate.py [--reps 5] [--matches 300] [--records-in DIR] [--baseline-python /tmp/base/bin/python]
+    python bench/engine/bench_simulate.py [--reps 5] [--matches 300] [--records-in DIR] [--baseline-python /tmp/base/bin/python]
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from headline import headline
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.headline import headline  # noqa: E402
+
 
 
 def simulate(matches: int, records: Path | None, policies: str = "random",

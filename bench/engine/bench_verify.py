@@ -3,13 +3,13 @@
 The records: ``--records`` simulated matches (default 4,800: a quarter each of
 seven-rocks and fives with 2, 3 and 4 players, greedy against random), written by
 `sevenrocks simulate` into a temporary folder. Ours: the whole `sevenrocks verify
-FOLDER` process. The baseline: the whole `python bench/baseline_verify.py FOLDER`
+FOLDER` process. The baseline: the whole `python bench/engine/baseline_verify.py FOLDER`
 process, a verifier written from the rules alone with the standard library's json
 (see its docstring). Both are timed in CPU seconds (the child's user + system) and
 must agree that every record is clean. Runs alternate; medians are quoted. The JSON
 rows time parsing alone, in process, over every line of the same records.
 
-    python bench/bench_verify.py [--reps 3] [--records 4800]
+    python bench/engine/bench_verify.py [--reps 3] [--records 4800]
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from headline import headline
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.headline import headline  # noqa: E402
+
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = [
@@ -85,7 +87,7 @@ def main() -> None:
     print(f"{len(files):,} records ({len(lines):,} lines), median of {args.reps} whole processes, CPU seconds\n")
     print("| verifier | CPU s | records/CPU s | speed vs baseline |")
     print("|---|---:|---:|---:|")
-    print(f"| independent pure-Python verifier, bench/baseline_verify.py (baseline) | {b:.2f} | {len(files) / b:,.0f} | 1.00x |")
+    print(f"| independent pure-Python verifier, bench/engine/baseline_verify.py (baseline) | {b:.2f} | {len(files) / b:,.0f} | 1.00x |")
     print(f"| `sevenrocks verify` | {o:.2f} | {len(files) / o:,.0f} | {b / o:.2f}x |")
     headline("`verify` vs the independent verifier", f"{b / o:.2f}x", ">= 3x",
              f"{o:.2f} vs {b:.2f} CPU s on {len(files):,} records, median of {args.reps}")

@@ -6,7 +6,7 @@ seats 0 and 2 (partnership 0) and B in seats 1 and 3, once with the seats exchan
 a 95% Wilson interval (a drawn match counts half), A's mean final score margin, and
 each bot's think time per move (median and p95, over every decision it was asked).
 
-    python bench/ladder.py --deals 200 --pairs greedy:random,defensive:greedy,search:defensive,search:greedy
+    python bench/engine/ladder.py --deals 200 --pairs greedy:random,defensive:greedy,search:defensive,search:greedy
 
 Runs in at most two processes (``--processes``), as the machine is shared.
 """
@@ -14,7 +14,6 @@ Runs in at most two processes (``--processes``), as the machine is shared.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
@@ -24,37 +23,17 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-# The checkout's sources only when the package is not installed: an installed compiled
-# wheel (or PYTHONPATH) decides which engine build the ladder measures.
-if importlib.util.find_spec("sevenrocks") is None:
-    for src in ("proto", "sdk", "server", "bots"):
-        if str(ROOT / src) not in sys.path:
-            sys.path.insert(0, str(ROOT / src))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
+# Puts the checkout's sources on sys.path when the package is not installed (an installed
+# compiled wheel, or PYTHONPATH, decides which engine build the ladder measures).
+from bench.common.refbots import make_bot  # noqa: E402
 from sevenrocks.sdk.bot import Bot  # noqa: E402
 from sevenrocks.sdk.local import play_local  # noqa: E402
-from sevenrocks.sdk.registry import bot_names, load_bot  # noqa: E402
 from sevenrocks.sdk.rules import Move, make_ruleset  # noqa: E402
 from sevenrocks.sdk.view import SeatView  # noqa: E402
 from sevenrocks.server.stats.intervals import wilson  # noqa: E402
-
-#: The reference bots by name, so the script also runs from a checkout that is not installed.
-BUILTIN = {
-    "random": "sevenrocks.bots.random:RandomBot",
-    "greedy": "sevenrocks.bots.greedy:GreedyBot",
-    "defensive": "sevenrocks.bots.defensive:DefensiveBot",
-    "search": "sevenrocks.bots.search:SearchBot",
-    "ismcts": "sevenrocks.bots.ismcts:ISMCTSBot",
-    "alphabeta": "sevenrocks.bots.alphabeta:AlphaBetaBot",
-}
-
-
-def bot_class(name: str) -> type[Bot]:
-    """Resolve a bot name: an installed ``sevenrocks.bots`` entry point, else a reference bot."""
-    cls = load_bot(name if name in bot_names() or ":" in name else BUILTIN[name])
-    assert issubclass(cls, Bot), f"{name} is an AsyncBot; the ladder plays sync bots"
-    return cls
 
 
 class Timed(Bot):
@@ -81,12 +60,6 @@ class Game:
     margin: int
     times: dict[str, list[float]]
     seed: int = 0
-
-
-def make_bot(name: str, seed: int, options: dict[str, Any]) -> Bot:
-    kwargs = dict(options.get(name, {}))
-    base = kwargs.pop("bot", name)  # a --variant names the bot it configures
-    return bot_class(base)(seed, **kwargs)
 
 
 def play_one(job: tuple[str, str, str, int | None, bool, int, dict[str, Any]]) -> Game:

@@ -1,6 +1,6 @@
 """The pure-Python fit as it was before the numpy/scipy rewrite: the baseline of bench_fit.py.
 
-Kept verbatim but for the shared types (Result, Fit), imported from the new module, so that bench/bench_fit.py can time the old code in the
+Kept verbatim but for the shared types (Result, Fit), imported from the new module, so that bench/events/bench_fit.py can time the old code in the
 same run as the new one and check that both give the same numbers.
 
 (The model is the one described in sevenrocks/server/stats/fit.py.)

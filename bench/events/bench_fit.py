@@ -7,11 +7,11 @@ field size and match count, medians over --runs of:
 - ``fit``: the bots' model with the cluster-robust covariance (what the verdict reads);
 - ``verdict``: P(ahead) for every pair of leaderboard neighbours from that fit;
 - ``fit_pairs``: the partnerships' model (a parameter per bot and per partnership);
-- the same two fits by the old pure-Python code (bench/baseline_fit.py) where it can
+- the same two fits by the old pure-Python code (bench/events/baseline_fit.py) where it can
   finish in reasonable time (marked – where it cannot: its cost grows as the fourth
   power of the parameters), with the largest difference in any number between the two.
 
-Usage: python bench/bench_fit.py [--sizes 8,16,64,256] [--matches 1000,10000,100000] [--runs 3]
+Usage: python bench/events/bench_fit.py [--sizes 8,16,64,256] [--matches 1000,10000,100000] [--runs 3]
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def main() -> None:
             shown_diff = f"{diff:.1e}" if (old_fit or old_pairs) else "–"
             print(f"| {n} | {m} | {len(pairs)} | {cell(t_fit)} | {cell(t_verdict)} | {cell(t_pairs)} | "
                   f"{cell(old_fit)} | {cell(old_pairs)} | {ratio_fit} | {ratio_pairs} | {shown_diff} |", flush=True)
-    print("\nold fit: bench/baseline_fit.py, the pure-Python code this replaced (timed once; – where it "
+    print("\nold fit: bench/events/baseline_fit.py, the pure-Python code this replaced (timed once; – where it "
           f"cannot finish: more than {OLD_FIT_BOTS} bots or {OLD_FIT_MATCHES} matches for the bots' model, more "
           f"than {OLD_PAIRS_PARAMETERS} parameters for the partnerships' model).")
 

@@ -7,7 +7,7 @@ group: two recycles per deal) and ``"always"`` (fresh processes for every match)
 the modes taking turns in each run so that a loaded machine hits them alike.
 Prints seconds per match (median over runs) and the ratio to the baseline.
 
-Usage: python bench/bench_lifecycle.py [--deals 2] [--runs 3] [--target 250]
+Usage: python bench/events/bench_lifecycle.py [--deals 2] [--runs 3] [--target 250]
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ starts depend on the rounds, not on how long a bot thinks. Printed:
   a round): computed on the very rounds this run played, batch by batch as the old
   executor split them.
 
-Usage: python bench/bench_starts.py
+Usage: python bench/events/bench_starts.py
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
    decode, TrueSkill updates for bots and partnerships) against the bare
    ``trueskill.rate`` calls for the same results held in memory. Target: <= 1.2x.
 
-Usage: python bench/bench_tournament.py [--results 100000] [--runs 5]
+Usage: python bench/events/bench_tournament.py [--results 100000] [--runs 5]
 """
 
 from __future__ import annotations

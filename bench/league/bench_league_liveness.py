@@ -7,7 +7,7 @@ table and recovers. Every 5 s the database is read; at the end a table gives, pe
 minute, the matches stored, the league's state (``league_status``) and what changed.
 A minute with no stored match while a table could be seated is marked STALL.
 
-    python bench/bench_league_liveness.py --minutes 10
+    python bench/league/bench_league_liveness.py --minutes 10
 """
 
 from __future__ import annotations

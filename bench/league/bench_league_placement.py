@@ -12,8 +12,8 @@ rank, the median and 90th percentile of the newcomer's matches at placement over
 ``--trials`` leagues (different seeds), and how many were never placed within
 ``--max`` matches.
 
-    python bench/bench_league_placement.py                   # 12 trials per rank
-    python bench/bench_league_placement.py --trials 4 --max 120
+    python bench/league/bench_league_placement.py                   # 12 trials per rank
+    python bench/league/bench_league_placement.py --trials 4 --max 120
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ milliseconds per match of the last stretch. The ratio column compares RSS with t
 first checkpoint (the baseline, measured in the same run); the target is at
 most 1.2x at 10,000 matches against 1,000.
 
-    python bench/bench_league_soak.py                 # 10,000 matches (~10-20 min on a busy 2-core box)
-    python bench/bench_league_soak.py --matches 2000 --every 500
+    python bench/league/bench_league_soak.py                 # 10,000 matches (~10-20 min on a busy 2-core box)
+    python bench/league/bench_league_soak.py --matches 2000 --every 500
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ first stored match. Baseline in the same run: the organiser adds the same SDK bo
 ``[[entrants]]`` block of the config (no check), from the edit to its first match.
 Medians of RUNS runs.
 
-    python bench/bench_submit.py [RUNS]
+    python bench/league/bench_submit.py [RUNS]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.submissions import bundles  # noqa: E402

@@ -1,12 +1,12 @@
 """The figures README.md and docs/tournament.md quote about the default event, reproduced.
 
-    python bench/claims.py                  # ~1-3 minutes from the cached pool (bench/data/)
-    python bench/claims.py --events 1000    # tighter intervals
+    python bench/ranking/claims.py                  # ~1-3 minutes from the cached pool (bench/ranking/data/)
+    python bench/ranking/claims.py --events 1000    # tighter intervals
 
 It plays the default event (whatever ``default_config()`` is today: its budget,
 duplicates, round size, until-settled) many times from the pool of real
 reference-bot matches, through the project's own adaptive planner, fit and verdict
-(``bench/ranking.py`` holds the pool and the dealer; it compares every design), and prints:
+(``bench/common/pool.py`` holds the pool and the dealer; ``bench/ranking/ranking.py`` compares every design), and prints:
 
 - P(full order): how often the default event orders search > defensive > greedy >
   random, with its 95% Wilson interval (README: "orders the four reference bots
@@ -27,14 +27,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parents[2]
 for src in ("proto", "sdk", "server", "bots"):
     if str(ROOT / src) not in sys.path:
         sys.path.insert(0, str(ROOT / src))
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
-from ranking import POOL, TRUTH, Dealer, Event, adaptive_event, load_pool  # noqa: E402
+from bench.common.pool import POOL, TRUTH, Dealer, Event, adaptive_event, load_pool  # noqa: E402
 
 from sevenrocks.server.events.config import EventConfig, default_config  # noqa: E402
 from sevenrocks.server.sandbox.sandbox import SandboxSettings  # noqa: E402

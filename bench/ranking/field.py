@@ -28,9 +28,9 @@ decided (median; ">" when some events never got there); median planning and fit
 CPU time per round (process time: on a shared machine wall time measures the
 neighbours); the peak memory of one round's plan and fit (tracemalloc).
 
-    python bench/field.py                      # a few minutes of CPU (more wall time on a loaded machine)
-    python bench/field.py --events 40          # tighter rates
-    python bench/field.py --fields 16,64 --events 100
+    python bench/ranking/field.py                      # a few minutes of CPU (more wall time on a loaded machine)
+    python bench/ranking/field.py --events 40          # tighter rates
+    python bench/ranking/field.py --fields 16,64 --events 100
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from typing import Callable, Sequence
 
 # One BLAS thread: on a loaded 2-core machine threaded BLAS made each fit 4x slower (measured).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 for src in ("proto", "sdk", "server", "bots"):
     if str(ROOT / src) not in sys.path:
         sys.path.insert(0, str(ROOT / src))

@@ -1,7 +1,8 @@
 """How often does an event order the four reference bots right, and is its settled verdict true?
 
-Bootstraps events from a pool of real reference-bot matches (``bench/data/ranking_pool.csv``,
-built by ``bench/ranking_pool.py``; search at a fixed 40 deals per move) and rates each
+Bootstraps events from a pool of real reference-bot matches (``bench/ranking/data/ranking_pool.csv``,
+built by ``bench/ranking/ranking_pool.py``; search at a fixed 40 deals per move; the pool and
+the dealer are bench/common/pool.py) and rates each
 event with the project's own code: the schedule's matchups, :class:`RatingBook` (TrueSkill
 in schedule order), the order-free fit, the settled verdict and the adaptive planner.
 An event's deal of a matchup is a pool group of that matchup drawn at random (with
@@ -14,125 +15,40 @@ how often the event says its order is settled and how often it is right when it 
 (per event: every neighbour pair settled; per claim: each settled neighbour pair), and
 the fewest matches at which P(full order) reaches 0.95.
 
-    python bench/ranking.py                 # ~2-4 minutes from the cached pool
-    python bench/ranking.py --events 1000   # tighter intervals
+    python bench/ranking/ranking.py                 # ~2-4 minutes from the cached pool
+    python bench/ranking/ranking.py --events 1000   # tighter intervals
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import statistics
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 for src in ("proto", "sdk", "server", "bots"):
     if str(ROOT / src) not in sys.path:
         sys.path.insert(0, str(ROOT / src))
+sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
-from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
-from sevenrocks.server.events.config import (  # noqa: E402
-    ConfigError, EventConfig, ScheduleSettings, default_config, parse_config)
-from sevenrocks.server.stats.fit import Phi, Result, fit  # noqa: E402
+from bench.common.pool import (  # noqa: E402
+    LEVEL, POOL, TRUTH, Dealer, Event, Key, adaptive_event, config, judge_fit, load_pool)
+from sevenrocks.server.events.config import ConfigError, EventConfig, default_config  # noqa: E402
+from sevenrocks.server.stats.fit import Phi, Result  # noqa: E402
 from sevenrocks.server.stats.ratings import RatingBook  # noqa: E402
-from sevenrocks.server.events.schedule import MatchTask, build_schedule  # noqa: E402
+from sevenrocks.server.events.schedule import build_schedule  # noqa: E402
 from sevenrocks.server.stats.intervals import wilson  # noqa: E402
-from sevenrocks.server.stats.verdict import verdict  # noqa: E402
 
-POOL = ROOT / "bench" / "data" / "ranking_pool.csv"
-TRUTH = ("search", "defensive", "greedy", "random")
-LEVEL = 0.95
 #: (budget, until_settled, duplicate, round_deals) of the default event (checked against default_config()).
 DEFAULT = (200, False, False, 32)
-Side = tuple[str, ...]
-Key = tuple[frozenset[Side], int]
-
-
-# ---------------------------------------------------------------------- the pool
-
-def load_pool(path: Path) -> dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]]:
-    """Complete groups of each pool unit, keyed by its two sides and cyclic order."""
-    raw: dict[tuple[str, int], dict[int, tuple[tuple[str, ...], tuple[int, ...]]]] = defaultdict(dict)
-    with path.open(newline="") as f:
-        for r in csv.DictReader(f):
-            w = r["winner"]
-            ranks = (0, 0) if w == "" else (0, 1) if w == "0" else (1, 0)
-            raw[(r["unit"], int(r["group"]))][int(r["seating"])] = (tuple(r["seats"].split(".")), ranks)
-    pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]] = defaultdict(list)
-    for (unit, _group), seatings in sorted(raw.items()):
-        if len(seatings) != 2:
-            continue
-        kind, _, rest = unit.partition(":")
-        if kind == "h2h":
-            a, b = rest.split("~")
-            key: Key = (frozenset({(a, a), (b, b)}), 0)
-        else:
-            sides, _, o = rest.rpartition(":")
-            p, q = (tuple(sorted(s.split("."))) for s in sides.split("~"))
-            key = (frozenset({p, q}), int(o[1:]))
-        pool[key].append([seatings[0], seatings[1]])
-    return pool
-
-
-class Dealer:
-    """Plays an event's scheduled matches from the pool, one duplicate group at a time."""
-
-    def __init__(self, pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]],
-                 rng: random.Random) -> None:
-        self.pool, self.rng = pool, rng
-        self.unit = {cycle(s): key for key, groups in pool.items() for g in groups for s, _ in g}
-
-    def play(self, tasks: Sequence[MatchTask]) -> list[Result]:
-        """A result for every task: a duplicate group of two is one pool group (both seatings);
-        a match of its own (no duplicates) is one seating of a pool group drawn for it alone."""
-        groups: dict[str, list[MatchTask]] = {}
-        for t in tasks:
-            groups.setdefault(t.group, []).append(t)
-        out = []
-        for name, ts in groups.items():
-            drawn = self.rng.choice(self.pool[self.unit[cycle(ts[0].seats)]])
-            if len(ts) == 2:
-                out.extend(Result(s, r, name) for s, r in drawn)
-            else:
-                s, r = self.rng.choice(drawn)
-                out.append(Result(s, r, name))
-        return out
-
-
-def cycle(seats: Sequence[str]) -> tuple[str, ...]:
-    """The seating up to rotation: a matchup and its cyclic order (what the pool's units are)."""
-    return min(tuple(seats[i:]) + tuple(seats[:i]) for i in range(len(seats)))
 
 
 # ---------------------------------------------------------------------- designs
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """What one bootstrapped event concluded."""
-
-    matches: int
-    order: tuple[str, ...]
-    #: (upper, lower, settled) for each neighbour pair.
-    claims: tuple[tuple[str, str, bool], ...]
-
-    @property
-    def settled(self) -> bool:
-        return all(s for _, _, s in self.claims)
-
-
-def config(fmt: str, head_to_head: bool = False, duplicate: bool = True, **schedule: object) -> EventConfig:
-    cfg = parse_config({"event": {"name": "bench", "format": fmt, "head_to_head": head_to_head,
-                                  "duplicate": duplicate},
-                        "entrants": [{"name": n, "bot": n} for n in sorted(TRUTH)]},  # as default_config()
-                       "<bench>")
-    return replace(cfg, schedule=ScheduleSettings(**schedule)) if schedule else cfg  # type: ignore[arg-type]
-
 
 def fixed_results(cfg: EventConfig, deals: int, dealer: Dealer) -> list[Result]:
     """A fixed event in schedule order: deal by deal, every matchup of the format."""
@@ -145,11 +61,6 @@ def default_design() -> tuple[int, bool, bool, int]:
     except ConfigError:  # the bots are not installed as entry points: nothing to compare with
         return DEFAULT
     return cfg.schedule.budget, cfg.schedule.until_settled, cfg.duplicate, cfg.schedule.round_deals
-
-
-def judge_fit(results: Sequence[Result]) -> Event:
-    v = verdict(fit(results, True, TRUTH), LEVEL)
-    return Event(len(results), v.order, tuple((n.upper, n.lower, n.settled) for n in v.neighbours))
 
 
 def judge_trueskill(results: Sequence[Result]) -> Event:
@@ -165,17 +76,6 @@ def judge_trueskill(results: Sequence[Result]) -> Event:
         p = Phi((ra.mu - rb.mu) / (ra.sigma ** 2 + rb.sigma ** 2) ** 0.5)
         claims.append((a, b, p >= LEVEL))
     return Event(len(results), order, tuple(claims))
-
-
-def adaptive_event(cfg: EventConfig, dealer: Dealer) -> Event:
-    """The adaptive planner, its rounds played from the pool instead of over gRPC."""
-    plan = AdaptivePlan(cfg)
-    results: list[Result] = []
-    tasks = plan.first_round()
-    while tasks:
-        results.extend(dealer.play(tasks))
-        tasks = plan.next_round(results)
-    return judge_fit(results)
 
 
 def duplicate_effect(pool: dict[Key, list[list[tuple[tuple[str, ...], tuple[int, ...]]]]]) -> str:

@@ -1,6 +1,6 @@
-"""Build (or extend) the pool of real reference-bot matches that ``bench/ranking.py`` resamples.
+"""Build (or extend) the pool of real reference-bot matches that ``bench/ranking/ranking.py`` resamples.
 
-The pool is a small CSV in ``bench/data/`` so the ranking bench runs in minutes from a
+The pool is a small CSV in ``bench/ranking/data/`` so the ranking bench runs in minutes from a
 clean checkout. Each *group* is one deal played twice, the second time with every
 player moved one seat clockwise (a duplicate pair); every group has a deal of its own,
 as in an event. Units:
@@ -17,7 +17,7 @@ A match's engine seed is ``derive_seed("ranking-pool", unit, group)``, so any po
 replayed. Matches are appended as they finish (``--out`` is resumable: run again to add what is
 missing) and the file is rewritten sorted at the end.
 
-    python bench/ranking_pool.py --h2h-groups 250 --pairings-groups 60
+    python bench/ranking/ranking_pool.py --h2h-groups 250 --pairings-groups 60
 """
 
 from __future__ import annotations
@@ -31,17 +31,17 @@ from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
-import ladder  # noqa: E402  (puts the source folders on sys.path)
+from bench.common.refbots import make_bot  # noqa: E402  (puts the source folders on sys.path)
 from sevenrocks.sdk.local import play_local  # noqa: E402
 from sevenrocks.sdk.rules import make_ruleset  # noqa: E402
 from sevenrocks.server.stats.intervals import derive_seed  # noqa: E402
 
 BOTS = ("search", "defensive", "greedy", "random")
 FIELDS = ["unit", "group", "seating", "seats", "score0", "score1", "winner", "reason", "rounds"]
-DEFAULT_OUT = ROOT / "bench" / "data" / "ranking_pool.csv"
+DEFAULT_OUT = Path(__file__).resolve().parent / "data" / "ranking_pool.csv"
 
 
 def units(h2h_groups: int, pairings_groups: int, cheap_groups: int) -> list[tuple[str, tuple[str, ...], int]]:
@@ -72,7 +72,7 @@ def play(job: tuple[str, int, int, tuple[str, ...], dict[str, Any]]) -> dict[str
     unit, group, n, seats, options = job
     seed = derive_seed("ranking-pool", unit, group)
     rs = make_ruleset("seven-rocks")
-    bots = [ladder.make_bot(name, seed * 10 + s, options) for s, name in enumerate(seats)]
+    bots = [make_bot(name, seed * 10 + s, options) for s, name in enumerate(seats)]
     m = play_local(bots, rs, seed, match_id=f"pool-{unit}-{group}-{n}", names=list(seats))
     end = m.end
     return {"unit": unit, "group": group, "seating": n, "seats": ".".join(seats),

@@ -5,8 +5,8 @@ The product's own verdict (:func:`judge_field` of a two-entrant ``self`` event w
 looked at every 20 matches (both seat orders of ten tables); and a record split
 exactly 50/50 (the first seat always wins, so every table is split), looked at every 10.
 
-    python bench/tie_cost.py            # 16 events per δ, about 30 s of CPU
-    python bench/tie_cost.py 40
+    python bench/ranking/tie_cost.py            # 16 events per δ, about 30 s of CPU
+    python bench/ranking/tie_cost.py 40
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 for src in ("proto", "sdk", "server", "bots"):
     if str(ROOT / src) not in sys.path:
         sys.path.insert(0, str(ROOT / src))

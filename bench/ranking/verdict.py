@@ -5,7 +5,7 @@ tournament uses) and judged after every round by :func:`judge_field` (what
 ``--until-settled`` reads), so "at any look" means at any round boundary:
 
 - **default event**: the four reference bots, matches drawn from the pool of real
-  matches (``bench/data/ranking_pool.csv``, as ``bench/ranking.py``); truth search >
+  matches (``bench/ranking/data/ranking_pool.csv``, as ``bench/ranking/ranking.py``); truth search >
   defensive > greedy > random (greedy won all of the pool's head-to-head matches
   against random: the one-sided pair of the real field);
 - **exact twins**: four entrants, the middle two of equal strength, matches drawn
@@ -22,8 +22,8 @@ claims at any look (events with a wrong "ahead" at some round boundary), and
 matches to settle (median of the first look that says settled, over the events
 that got there; how many never did).
 
-    python bench/verdict.py                     # ~5 minutes of CPU (far more wall time on a loaded machine)
-    python bench/verdict.py --events 400 --field-events 20 --long 600 --field-per-entrant 160
+    python bench/ranking/verdict.py                     # ~5 minutes of CPU (far more wall time on a loaded machine)
+    python bench/ranking/verdict.py --events 400 --field-events 20 --long 600 --field-per-entrant 160
 """
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 for src in ("proto", "sdk", "server", "bots"):
     if str(ROOT / src) not in sys.path:
         sys.path.insert(0, str(ROOT / src))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
-from ranking import POOL, TRUTH, Dealer, config as ranking_config, load_pool  # noqa: E402
+from bench.common.pool import POOL, TRUTH, Dealer, config as ranking_config, load_pool  # noqa: E402
 
 from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
 from sevenrocks.server.events.config import EventConfig, default_config, parse_config  # noqa: E402

@@ -5,17 +5,17 @@ Three tables, each from a real referee or echo over real sockets and bot process
 
 1. The referee's timeline for one decision, from the bot's Move arriving
    (``Session.on_move``) to the next TurnRequest handed to the stream
-   (``Session._handed_off``), against a stub-only bot (bench/rawbot.py). The steps are
+   (``Session._handed_off``), against a stub-only bot (bench/common/rawbot.py). The steps are
    timestamps taken by wrapping the referee's own methods in this process; medians of
    every decision of ``--matches`` matches.
-2. bench_referee's echo, with the server playing engine moves for 0, 50, 100 or 200 µs
+2. The referee bench's echo (bench/common/echo.py), with the server playing engine moves for 0, 50, 100 or 200 µs
    between round trips, outside the timed span: what doing work between decisions does
    to the next round trip (caches, wake-ups) with nothing added inside it.
 3. The SDK's own work per message: every RefereeMessage of a few real matches, captured
    from a live stream, replayed into a fresh :class:`~sevenrocks.sdk.client.Client`
    (no network), timed per message kind.
 
-    python bench/bench_decision_parts.py [--matches 6]
+    python bench/referee/bench_decision_parts.py [--matches 6]
 """
 
 from __future__ import annotations
@@ -33,8 +33,6 @@ from typing import Any
 
 import grpc
 
-import bench_referee as br
-from firstbot import First
 from sevenrocks.sdk.client import Client, Settings
 from sevenrocks.sdk.rules import GameState, make_ruleset
 from sevenrocks.server.referee import Referee
@@ -44,7 +42,10 @@ from sevenrocks.server.referee.faults import TimeControl
 from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.v1 import referee_pb2 as pb
 
-HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.echo import ECHO_CLIENT, Echo  # noqa: E402
+from bench.common.firstbot import First  # noqa: E402
+from bench.common.paths import RAWBOT, helpers_pythonpath  # noqa: E402
 
 
 def _marking(marks: list[tuple[str, float]], f: Callable[..., Any], before: str, after: str | None) -> Any:
@@ -88,8 +89,8 @@ async def timeline(matches: int) -> dict[str, list[float]]:
     M.publish = _marking(marks, M.publish, "publish", "published")  # type: ignore[method-assign]
     referee = Referee({"raw": "t1"}, TimeControl(per_move_ms=5000))
     port = await referee.start()
-    bot = BotProcess().start([sys.executable, str(HERE / "rawbot.py")], f"127.0.0.1:{port}", "t1",
-                             env={"PYTHONPATH": br._pythonpath()})
+    bot = BotProcess().start([sys.executable, str(RAWBOT)], f"127.0.0.1:{port}", "t1",
+                             env={"PYTHONPATH": helpers_pythonpath()})
     try:
         await referee.wait_for_entrants(["raw"], 30)
         await referee.play_match("warm", make_ruleset(), 0, ["raw"] * 4)
@@ -114,8 +115,9 @@ async def timeline(matches: int) -> dict[str, list[float]]:
     return steps
 
 
-class BusyEcho(br.Echo):
-    """bench_referee's echo, playing engine moves for ``busy_us`` before each round trip (not timed)."""
+class BusyEcho(Echo):
+    """The referee bench's echo (bench/common/echo.py), playing engine moves for ``busy_us`` before each round trip
+    (not timed)."""
 
     busy_us = 0
 
@@ -137,7 +139,7 @@ async def busy_echo(reps: int, per_batch: int) -> dict[int, float]:
         "Echo": grpc.stream_stream_rpc_method_handler(echo.handler)})])  # type: ignore[arg-type]
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
-    client = subprocess.Popen([sys.executable, "-c", br.ECHO_CLIENT, f"127.0.0.1:{port}"])
+    client = subprocess.Popen([sys.executable, "-c", ECHO_CLIENT, f"127.0.0.1:{port}"])
     out: dict[int, list[float]] = {0: [], 50: [], 100: [], 200: []}
     try:
         await echo.run(per_batch)  # warm-up

@@ -9,56 +9,42 @@ trip, and the wall time per decision adds the referee's own work between decisio
 (engine, records, events to every seat). A second echo row reflects the bytes the
 referee really writes for one decision (four seats' play and the TurnRequest, ~5x the
 TurnRequest alone), to tell message size apart from per-message work, and a third has
-its client do what bench/rawbot.py does (parse the batch, answer a Move). Echo batches and matches alternate so that
+its client do what bench/common/rawbot.py does (parse the batch, answer a Move). Echo batches and matches alternate so that
 machine noise hits both alike; medians are quoted. Then matches/s with four random
-bot processes at 1, 4 and 16 concurrent matches (``--levels``), each level against bench_scale's
-echo over as many streams (one client process and one message in flight each, at most
+bot processes at 1, 4 and 16 concurrent matches (``--levels``), each level against the concurrent
+echo (bench/common/echo.py) over as many streams (one client process and one message in flight each, at most
 16): decisions/s as a share of the echo's round trips/s, and the referee process's CPU
 per decision against the echo server process's CPU per round trip (both in process,
 their clients in other processes).
 
-    python bench/bench_referee.py [--reps 5] [--echoes 600]
+    python bench/referee/bench_referee.py [--reps 5] [--echoes 600]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import grpc
 import psutil
 
-from sevenrocks.sdk.convert import play_msg, turn_msg
-from sevenrocks.sdk.rules import GameState, Play, make_ruleset
+from sevenrocks.sdk.rules import make_ruleset
 from sevenrocks.server.referee.faults import TimeControl
 from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.server.referee import Referee
-from sevenrocks.server.referee.wire import framed_for, seat_prefix
 
-from headline import headline
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.echo import ECHO_CLIENT, Echo, echo_run  # noqa: E402
+from bench.common.headline import headline  # noqa: E402
+from bench.common.paths import RAWBOT, helpers_pythonpath  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-
-ECHO_CLIENT = """
-import asyncio, sys, grpc
-async def main():
-    async with grpc.aio.insecure_channel(sys.argv[1]) as ch:
-        call = ch.stream_stream("/bench.Echo/Echo", request_serializer=lambda b: b, response_deserializer=lambda b: b)()
-        await call.write(b"hello")
-        async for m in call:
-            await call.write(m)
-asyncio.run(main())
-"""
-
-#: An echo client that does what bench/rawbot.py does with each batch: parse it, and answer its
+#: An echo client that does what bench/common/rawbot.py does with each batch: parse it, and answer its
 #: TurnRequest with a Move built from the first legal placement. Against the plain echo, it
 #: shows what the bot side's per-message work costs a round trip.
 STUB_ECHO_CLIENT = """
@@ -76,63 +62,6 @@ async def main():
                         request_id=t.request_id, placement=t.legal_moves[0])).SerializeToString())
 asyncio.run(main())
 """
-
-
-class Echo:
-    """A bare echo shaped like the referee's stream: the server yields a message while a
-    reader task waits for the reply, the client process writes it back, the server times it."""
-
-    def __init__(self) -> None:
-        self.jobs: asyncio.Queue[tuple[int, asyncio.Future[list[float]], bytes]] = asyncio.Queue()
-        g = GameState(make_ruleset(), seed=1)
-        g.start()
-        self.payload = turn_msg("bench-0", 0, 12345, 1, g.legal_moves(), 1000, 0).SerializeToString()
-        #: What the referee really writes for one decision of the bench: the last play framed for each
-        #: of the four seats and the TurnRequest, as one RefereeBatch (~260 bytes, the echo's ~5x).
-        played = next(ev for ev in g.play(g.legal_moves()[0]) if isinstance(ev, Play))
-        body = play_msg(played).SerializeToString()
-        self.batch = b"".join([*(framed_for(seat_prefix("bench-0", s), "play", body) for s in range(4)),
-                               framed_for(seat_prefix("bench-0", 1), "turn_request",
-                                          turn_msg("bench-0", 1, 12346, 1, g.legal_moves(), 1000, 0)
-                                          .turn_request.SerializeToString())])
-
-    async def handler(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[bytes, bytes]
-                      ) -> AsyncIterator[bytes]:
-        replies: asyncio.Queue[bytes] = asyncio.Queue()
-
-        async def read() -> None:
-            async for msg in requests:
-                replies.put_nowait(msg)
-
-        reader = asyncio.create_task(read())
-        await replies.get()  # hello
-        try:
-            while True:
-                n, done, payload = await self.jobs.get()
-                if n < 0:  # close(): end the stream before the server stops (no cancelled handler to log)
-                    return
-                times = []
-                for _ in range(n):
-                    self.between()
-                    t0 = time.perf_counter()
-                    yield payload
-                    await replies.get()
-                    times.append((time.perf_counter() - t0) * 1000)
-                done.set_result(times)
-        finally:
-            reader.cancel()
-
-    def between(self) -> None:
-        """Work done before each round trip, outside its timing (none here; bench_decision_parts.py adds some)."""
-
-    async def close(self) -> None:
-        await self.jobs.put((-1, asyncio.get_running_loop().create_future(), b""))
-        await asyncio.sleep(0.1)
-
-    async def run(self, n: int, payload: bytes | None = None) -> list[float]:
-        done: asyncio.Future[list[float]] = asyncio.get_running_loop().create_future()
-        await self.jobs.put((n, done, self.payload if payload is None else payload))
-        return await done
 
 
 def median(xs: list[float]) -> float:
@@ -166,9 +95,9 @@ async def decision_cost(reps: int, echoes: int) -> dict[str, Any]:
 
     referee = Referee({"raw": "t1", "sdk": "t2"}, TimeControl(per_move_ms=5000))
     port = await referee.start()
-    env = {"PYTHONPATH": _pythonpath()}
+    env = {"PYTHONPATH": helpers_pythonpath()}
     bots = [
-        BotProcess().start([sys.executable, str(HERE / "rawbot.py")], f"127.0.0.1:{port}", "t1", env=env),
+        BotProcess().start([sys.executable, str(RAWBOT)], f"127.0.0.1:{port}", "t1", env=env),
         BotProcess().start([sys.executable, "-m", "sevenrocks.sdk.client", "--bot", "firstbot:First"],
                            f"127.0.0.1:{port}", "t2", env=env),
     ]
@@ -237,10 +166,6 @@ async def throughput(concurrency: int, total: int) -> tuple[float, float, float]
             p.terminate()
 
 
-def _pythonpath() -> str:
-    return os.pathsep.join([str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])])
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=5, help="echo batches / matches, alternating")
@@ -287,10 +212,8 @@ async def decision_table(reps: int, echoes: int) -> None:
 
 async def throughput_table(levels: list[int]) -> None:
     print("\nthroughput: seven-rocks, four random-bot processes (one per seat), per_move 5 s; the baseline at\n"
-          "each level C: bench_scale's echo over C streams to C client processes, one message in flight on\n"
+          "each level C: bench/common's echo over C streams to C client processes, one message in flight on\n"
           "each, measured just before (round trips/s)\n")
-    from bench_scale import echo_run  # the concurrent echo (imports this module's Echo)
-
     print(f"| {'concurrent matches':>18} | {'matches/s':>9} | {'decisions/s':>11} | {'echo round trips/s':>18} "
           f"| {'decisions vs echo':>17} | {'referee CPU us/decision':>23} | {'echo server CPU us/round trip':>29} "
           f"| {'CPU vs echo':>11} |")

@@ -14,7 +14,7 @@ first legal placement, as a stream would. It reports CPU µs per decision
 same), e.g. ``git archive main | tar -x -C /tmp/main``. Baseline and this tree run in
 alternating child processes so that machine noise hits both alike.
 
-    python bench/bench_referee_loop.py [--rounds 6] [--matches 20] [--baseline /tmp/main]
+    python bench/referee/bench_referee_loop.py [--rounds 6] [--matches 20] [--baseline /tmp/main]
 """
 
 from __future__ import annotations

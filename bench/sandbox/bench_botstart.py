@@ -7,7 +7,7 @@ folder, with SIZE other files. ``bwrap`` rebuilds that folder entry by entry (th
 database and the output folder are not in the view), so the folder's size is varied.
 Baseline: ``off`` (the jail alone) in the same run. Medians of RUNS starts each.
 
-    python bench/bench_botstart.py [RUNS]
+    python bench/sandbox/bench_botstart.py [RUNS]
 """
 
 from __future__ import annotations

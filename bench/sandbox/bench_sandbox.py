@@ -35,7 +35,7 @@ each with a same-run baseline.
 Runs alternate the configurations so that machine load drifts over all of them
 alike; medians of ``--repeats`` runs are quoted.
 
-Usage: python bench/bench_sandbox.py [--repeats 3] [--deals 1] [--clocks 20,1000] [--parts cost,fairness,flood,big]
+Usage: python bench/sandbox/bench_sandbox.py [--repeats 3] [--deals 1] [--clocks 20,1000] [--parts cost,fairness,flood,big]
 """
 
 from __future__ import annotations
@@ -60,12 +60,14 @@ from sevenrocks.server.events.executor import LocalExecutor
 from sevenrocks.server.events.outcome import MatchOutcome
 from sevenrocks.server.events.schedule import build_schedule
 
-HERE = Path(__file__).parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.paths import ROOT, SPINBOT  # noqa: E402
+
 INNOCENT = [("greedy", "greedy"), ("random", "random"), ("defensive", "defensive"), ("greedy2", "greedy")]
 #: The flooding bot of the containment tests (80 children, each holding every connection it gets).
-FLOODER = HERE.parent / "tests" / "sandbox" / "bots" / "socket_flood.py"
+FLOODER = ROOT / "tests" / "sandbox" / "bots" / "socket_flood.py"
 #: The oversized-message sender of the containment tests.
-BIG_SENDER = HERE.parent / "tests" / "sandbox" / "bots" / "big_message.py"
+BIG_SENDER = ROOT / "tests" / "sandbox" / "bots" / "big_message.py"
 
 
 def config(mode: str, deals: int, fmt: str, per_move_ms: int, spinner: bool, name: str, target: int = 250,
@@ -73,7 +75,7 @@ def config(mode: str, deals: int, fmt: str, per_move_ms: int, spinner: bool, nam
     # The attacker comes first, so that its matches (and its flood) start with the event's.
     entrants: list[dict[str, Any]] = []
     if spinner:
-        entrants.append({"name": "spinner", "command": [sys.executable, str(HERE / "spinbot.py")],
+        entrants.append({"name": "spinner", "command": [sys.executable, str(SPINBOT)],
                          "env": {"SPIN_PROCS": str(2 * (os.cpu_count() or 1))}})
     if flooder:
         entrants.append({"name": "flooder", "command": [sys.executable, str(FLOODER)],

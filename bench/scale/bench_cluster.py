@@ -1,10 +1,10 @@
 """Matches per minute of one event on 1, 2 and 3 `dask worker` processes, in one run.
 
 Usage:
-    python bench/bench_cluster.py [--deals 20] [--threads 2] [--repeat 1]
+    python bench/scale/bench_cluster.py [--deals 20] [--threads 2] [--repeat 1]
 
 Each size gets a fresh `dask scheduler` and N `dask worker --nthreads THREADS` processes on
-loopback (the harness's own test helpers, tests/scale/dask_procs.py), then the coordinator
+loopback (the harness's own test helpers, tests/cluster/dask_procs.py), then the coordinator
 (`sevenrocks tournament --cluster`, greedy, defensive and greedy-b, bubblewrap when the machine
 has it) plays the same event into a fresh database. The table gives each size's wall time from
 the coordinator's start to its exit (worker admission and bot start-up included) and its ratio to
@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.scale.dask_procs import DaskCluster, coordinator, event_toml, stored  # noqa: E402
+from tests.cluster.dask_procs import DaskCluster, coordinator, event_toml, stored  # noqa: E402
 
 
 def one(workers: int, deals: int, threads: int, root: Path) -> tuple[int, float]:

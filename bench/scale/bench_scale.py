@@ -13,12 +13,12 @@ through the tournament store). Decision latency is measured at the referee from
 handing the TurnRequest to the stream to receiving the Move. The baseline, at
 the same concurrency and in the same run just before: a bare grpc.aio
 bidirectional echo of a TurnRequest-sized message with C messages in flight over
-four streams to four client processes (bench_referee's echo client), the round
+four streams to four client processes (bench/common/echo.py), the round
 trip timed at the server. "us/decision" is wall time per decision (the
 referee's, the engine's, the store's and the bots' work on 2 shared cores), set
 against wall time per echo.
 
-    python bench/bench_scale.py [--reps 3] [--levels 10,100,1000] [--skip-cluster]
+    python bench/scale/bench_scale.py [--reps 3] [--levels 10,100,1000] [--skip-cluster]
 """
 
 from __future__ import annotations
@@ -27,26 +27,22 @@ import argparse
 import asyncio
 import collections
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
-
-import grpc
-from bench_referee import ECHO_CLIENT, Echo  # the echo of the referee bench, reused
-from headline import headline
 
 from sevenrocks.server.cluster.executor import ClusterExecutor
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import Executor, LocalExecutor
 from sevenrocks.server.events.loadtest import LoadSpec, run_load
-from sevenrocks.server.stats.intervals import percentile
 from sevenrocks.server.events.outcome import MatchOutcome
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.events.tournament import Progress, run_event
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout: bench.common, the shared helpers
+from bench.common.echo import echo_run  # noqa: E402
+from bench.common.headline import headline  # noqa: E402
 
 
 def event(deals: int) -> EventConfig:
@@ -96,83 +92,6 @@ def cluster_table(reps: int, deals: int) -> None:
         steady = statistics.median((n - 1) / s for _, s, n in rs)
         print(f"| {name} | {wall:.1f} | {mps:.2f} | {steady:.2f} | {mps / base:.2f}x |")
     print()
-
-
-# ---------------------------------------------------------------------- concurrent echo
-
-
-class ConcurrentEcho:
-    """An echo server keeping ``per_stream`` messages in flight on each client stream."""
-
-    def __init__(self, payload: bytes) -> None:
-        self.payload = payload
-        self.latencies_ms: list[float] = []
-        self.jobs: asyncio.Queue[tuple[int, int, asyncio.Future[None]]] = asyncio.Queue()
-
-    async def handler(self, requests: AsyncIterator[bytes], context: Any) -> AsyncIterator[bytes]:
-        it = requests.__aiter__()
-        await it.__anext__()  # the client's hello
-        outgoing: asyncio.Queue[bytes | None] = asyncio.Queue()
-        sent: collections.deque[float] = collections.deque()
-        while True:
-            per_stream, total, done = await self.jobs.get()
-            left = total
-
-            async def read() -> None:
-                nonlocal left
-                while left > 0:
-                    await it.__anext__()
-                    self.latencies_ms.append((time.perf_counter() - sent.popleft()) * 1000)
-                    left -= 1
-                    if left >= per_stream:
-                        outgoing.put_nowait(self.payload)
-                outgoing.put_nowait(None)
-
-            for _ in range(min(per_stream, total)):
-                outgoing.put_nowait(self.payload)
-            reader = asyncio.create_task(read())
-            while (msg := await outgoing.get()) is not None:
-                sent.append(time.perf_counter())
-                yield msg
-            await reader
-            done.set_result(None)
-
-
-async def echo_run(concurrency: int, total: int, streams: int = 4) -> dict[str, float]:
-    echo = ConcurrentEcho(Echo().payload)
-    server = grpc.aio.server()
-    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {
-        "Echo": grpc.stream_stream_rpc_method_handler(echo.handler),  # type: ignore[arg-type]
-    })])
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    clients = [subprocess.Popen([sys.executable, "-c", ECHO_CLIENT, f"127.0.0.1:{port}"]) for _ in range(streams)]
-    try:
-        per = max(1, concurrency // streams)
-
-        async def batch(n: int) -> float:
-            futs = []
-            for _ in range(streams):
-                f: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                await echo.jobs.put((per, n // streams, f))
-                futs.append(f)
-            t0 = time.perf_counter()
-            await asyncio.wait_for(asyncio.gather(*futs), 300)
-            return time.perf_counter() - t0
-
-        await batch(streams * per * 2)  # warm-up: every client connected
-        echo.latencies_ms.clear()
-        c0 = time.process_time()
-        wall = await batch(total)
-        cpu = time.process_time() - c0
-        lat = echo.latencies_ms
-        return {"p50": percentile(lat, 50), "p99": percentile(lat, 99), "n": len(lat), "wall": wall,
-                "cpu_us": cpu * 1e6 / max(1, len(lat))}
-    finally:
-        for c in clients:
-            c.kill()
-            c.wait()
-        await server.stop(0)
 
 
 def load_table(levels: list[int]) -> None:

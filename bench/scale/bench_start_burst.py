@@ -11,7 +11,7 @@ collector's pauses are timed too (``gc.callbacks``). Decision latency is measure
 everywhere else; it is split into each seat's first three decisions of a match
 (where a start burst would show) and the rest.
 
-    python bench/bench_start_burst.py [--reps 2] [--concurrency 1000] [--ramp 2]
+    python bench/scale/bench_start_burst.py [--reps 2] [--concurrency 1000] [--ramp 2]
 """
 
 from __future__ import annotations

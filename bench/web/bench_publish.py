@@ -18,7 +18,7 @@ Measured, median of --runs:
 Target: the 10,000-match site in under a minute, and the site's time linear in the matches
 (compare --matches 10000 with --matches 100000).
 
-Usage: python bench/bench_publish.py [--matches 10000] [--distinct 400] [--entrants 4] [--runs 3]
+Usage: python bench/web/bench_publish.py [--matches 10000] [--distinct 400] [--entrants 4] [--runs 3]
 """
 
 from __future__ import annotations

@@ -33,10 +33,10 @@ run from there, in the same run and on the same seeded database; ``this`` is the
 working tree. Medians of ``--runs`` runs. Bots run with ``SEVENROCKS_SANDBOX=off`` (the
 sandbox is not what is measured; it would add the same start-up to both).
 
-    python bench/bench_webloop.py                       # 3 runs, 2,000 seeded matches, 48 measured
-    python bench/bench_webloop.py --runs 1 --seed-matches 500 --matches 24
-    python bench/bench_webloop.py --part gil          # the second table alone
-    python bench/bench_webloop.py --part league --loads idle,archive --main-ref 1784e6f  # the archive on the web thread
+    python bench/web/bench_webloop.py                       # 3 runs, 2,000 seeded matches, 48 measured
+    python bench/web/bench_webloop.py --runs 1 --seed-matches 500 --matches 24
+    python bench/web/bench_webloop.py --part gil          # the second table alone
+    python bench/web/bench_webloop.py --part league --loads idle,archive --main-ref 1784e6f  # the archive on the web thread
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIELD = [("a", "greedy"), ("b", "random"), ("c", "greedy"), ("d", "defensive"), ("e", "random")]
 LOADS = ("idle", "author", "site", "archive")
 
