@@ -139,7 +139,7 @@ async def echo_run(concurrency: int, total: int, streams: int = 4) -> dict[str, 
     echo = ConcurrentEcho(Echo().payload)
     server = grpc.aio.server()
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("bench.Echo", {
-        "Echo": grpc.stream_stream_rpc_method_handler(echo.handler),  # type: ignore[arg-type]
+        "Echo": grpc.stream_stream_rpc_method_handler(echo.handler),
     })])
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

@@ -70,7 +70,7 @@ class Dealer:
         groups: dict[str, list[MatchTask]] = {}
         for t in tasks:
             groups.setdefault(t.group, []).append(t)
-        out = []
+        out: list[Result] = []
         for name, ts in groups.items():
             drawn = self.rng.choice(self.pool[self.unit[cycle(ts[0].seats)]])
             if len(ts) == 2:
