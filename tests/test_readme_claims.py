@@ -3,7 +3,7 @@
 The figures and settings in prose go stale silently: a default changes in the code
 and the README keeps describing the old one. Each check below reads one claim out of
 the text and compares it with the code; when one fails, change the text and the code
-together (and rerun ``python bench/claims.py`` for the figures).
+together (and rerun ``python bench/ranking/claims.py`` for the figures).
 """
 
 from __future__ import annotations
@@ -93,13 +93,13 @@ def test_the_order_figure_is_the_benchs_row_for_the_default_event(default: Event
 
 
 def bench_row(truth: str) -> list[str]:
-    """The cells of ``truth``'s row in docs/tournament.md's table from ``bench/verdict.py``."""
-    row = claim(TOURNAMENT, rf"\| {re.escape(truth)} \|[^\n]*?\| (?=\| )", "docs/tournament.md's bench/verdict.py table")
+    """The cells of ``truth``'s row in docs/tournament.md's table from ``bench/ranking/verdict.py``."""
+    row = claim(TOURNAMENT, rf"\| {re.escape(truth)} \|[^\n]*?\| (?=\| )", "docs/tournament.md's bench/ranking/verdict.py table")
     return [c.strip() for c in row.group(0).strip("| ").split(" | ")]
 
 
 def test_the_verdicts_figures_are_the_bench_rows() -> None:
-    """README's "0 of 150 ... 150 of 150" are the bench/verdict.py rows docs/tournament.md quotes."""
+    """README's "0 of 150 ... 150 of 150" are the bench/ranking/verdict.py rows docs/tournament.md quotes."""
     said = claim(README, r"exact twins were called ahead at some look in (\d+) of (\d+) events, a 53/47 pair the "
                          r"wrong way in (\d+) of (\d+), and a pair that wins every head-to-head match was settled "
                          r"in (\d+) of (\d+)", "README")

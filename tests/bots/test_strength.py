@@ -1,5 +1,5 @@
 """The fast strength check: the search bot beats greedy on fixed duplicate deals by a margin
-that cannot be luck (the full ladder, bench/ladder.py and test_ladder_strength.py, is slow).
+that cannot be luck (the full ladder, bench/engine/ladder.py and test_ladder_strength.py, is slow).
 
 Each deal is played twice with the partnerships' seats exchanged, so both sides hold
 both hands. A deal counts for search when it won both matches, for greedy when greedy

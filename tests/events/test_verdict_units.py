@@ -79,7 +79,7 @@ def test_half_width_of_an_exact_and_of_an_unknown_estimate() -> None:
 
 
 def test_phi_is_the_density_of_phi() -> None:
-    # phi (the baseline fit of bench/baseline_fit.py uses it) is the derivative of Phi.
+    # phi (the baseline fit of bench/events/baseline_fit.py uses it) is the derivative of Phi.
     assert phi(0.0) == pytest.approx(1 / math.sqrt(2 * math.pi), rel=1e-12)
     for z in (-2.0, -0.7, 0.3, 1.5):
         h = 1e-5

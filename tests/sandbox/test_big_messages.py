@@ -8,7 +8,7 @@ crosses (sandbox/framing.py), and the referee charges the attacker ``malformed``
 with the size it announced; every match of the three innocent bots among
 themselves ends clean. Before the gate looked, each 60 MB crossed the gate and was
 buffered whole by gRPC (its limit was 64 MiB), the attacker was never charged, and
-innocents timed out at short clocks (bench/bench_sandbox.py --parts big).
+innocents timed out at short clocks (bench/sandbox/bench_sandbox.py --parts big).
 """
 
 from __future__ import annotations

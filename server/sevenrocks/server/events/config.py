@@ -651,7 +651,7 @@ SEARCH_DEALS = {"search": 40, "ismcts": 40, "alphabeta": 10}
 def default_config() -> EventConfig:
     """The embedded event: every registered reference bot, sized to order them right in minutes.
 
-    Measured with ``bench/ranking.py`` on a pool of real reference-bot matches (see
+    Measured with ``bench/ranking/ranking.py`` on a pool of real reference-bot matches (see
     docs/tournament.md): pairings plus head to head, scheduled adaptively (after the
     first round, every new deal goes to the neighbour pair whose order is least
     settled), at most 200 matches, every match on a deal of its own. The search entrants think a

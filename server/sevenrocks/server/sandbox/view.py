@@ -31,7 +31,7 @@ __all__ = ["MAX_ENTRIES", "bind_plan", "bot_spec_path", "command_paths", "dot_en
 #: A folder that must be rebuilt entry by entry but holds more entries than this is bound
 #: whole, with empty stand-ins over its hidden paths, which then only cover what existed at
 #: launch. Each bind costs bubblewrap more than the last (it rereads the mount table):
-#: measured with bench/bench_botstart.py, 46 entries started a bot about as fast as no
+#: measured with bench/sandbox/bench_botstart.py, 46 entries started a bot about as fast as no
 #: rebuild, 106 took twice as long, 206 four and a half times.
 MAX_ENTRIES = 64
 

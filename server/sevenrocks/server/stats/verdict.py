@@ -42,7 +42,7 @@ are judged each on its own, so with ``top_k`` the whole order is never claimed.
 
 ``p_ahead`` is the fixed-sample P(upper ahead) as if this were the only look; the
 terminal no longer prints it (it read 100% beside "open"); JSON and CSV keep it.
-``bench/ranking.py`` and ``bench/field.py`` measure how often a claim is wrong.
+``bench/ranking/ranking.py`` and ``bench/ranking/field.py`` measure how often a claim is wrong.
 """
 
 from __future__ import annotations
