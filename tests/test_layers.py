@@ -95,7 +95,7 @@ def test_no_import_circle_inside_a_folder(folder: str) -> None:
 
 
 PRODUCT = [SERVER, SERVER.parents[2] / "sdk" / "sevenrocks" / "sdk", SERVER.parents[2] / "bots" / "sevenrocks" / "bots"]
-#: A folder past this many modules hides its parts (issue 40: events/ had grown to 22).
+#: A folder past this many modules hides its parts (events/ had grown to 22 before the league, cluster and versions moved out).
 MAX_MODULES = 16
 
 
