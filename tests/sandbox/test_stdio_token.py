@@ -33,3 +33,20 @@ def test_a_stdio_program_in_the_sandbox_finds_no_token(tmp_path: Path) -> None:
     seen = json.loads(found)
     assert seen["own"] is False, seen
     assert seen["environ"] == "PermissionError" and seen["mem"] == "PermissionError", seen
+
+
+def test_no_environ_in_the_sandbox_holds_the_adapters_secret(tmp_path: Path) -> None:
+    """Issue 42 item 8: ``/proc/1/environ`` (bubblewrap's init) held SEVENROCKS_TOKEN and
+    SEVENROCKS_REFEREE. The program reads every ``/proc/N/environ`` and every open descriptor it can
+    inside the real sandbox; none may hold either (the adapter gets them through a pipe)."""
+    require_bwrap()
+    seat = f"stdio:{sys.executable} {BOTS / 'stdio_environ_snoop.py'}"
+    result = CliRunner().invoke(cli, ["match", "--sandbox", "auto", "--seed", "5", "--logs", str(tmp_path),
+                                      "--seat", seat, "--seat", "greedy", "--seat", "greedy", "--seat", "greedy"])
+    assert result.exit_code == 0, result.output
+    assert "sandbox: bwrap" in result.output, result.output
+    logs = "".join(p.read_text(errors="replace") for p in tmp_path.glob("*.log"))
+    [found] = re.findall(r"^SNOOP (.*)$", logs, re.M)
+    seen = json.loads(found)
+    assert seen["read"] >= 1, seen  # at least its own environ, and bubblewrap's init's
+    assert seen["found"] == {}, seen

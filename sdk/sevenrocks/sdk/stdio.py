@@ -69,6 +69,10 @@ SETTLED_S = 0.06
 START_WAIT_S = 10.0
 #: What the program's environment loses: the adapter speaks to the referee, the program does not.
 PRIVATE_ENV = ("SEVENROCKS_TOKEN", "SEVENROCKS_REFEREE", "SEVENROCKS_TLS_CA")
+#: A launched adapter gets ``PRIVATE_ENV`` through a pipe named here (the harness's jail put them there),
+#: not in its environment: bubblewrap's init in the sandbox keeps the environment it was started with,
+#: and ``/proc/1/environ`` is readable by the program (:func:`take_secrets`).
+SECRETS_FD = "SEVENROCKS_SECRETS_FD"
 
 
 def _not_dumpable() -> None:
@@ -85,6 +89,23 @@ def _not_dumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_dumpable, 0, 0, 0, 0)
     except (OSError, AttributeError):
         log.warning("could not make the stdio adapter non-dumpable: the program may read its token")
+
+
+def take_secrets() -> None:
+    """Read the variables the harness handed over on the pipe named by :data:`SECRETS_FD` (JSON), close
+    it, and set them in this process's ``os.environ`` only (the kernel's copy, ``/proc/self/environ``,
+    never holds them); nothing when the adapter was started with them in its environment."""
+    fd = os.environ.pop(SECRETS_FD, None)
+    if fd is None:
+        return
+    try:
+        with os.fdopen(int(fd), "rb") as pipe:
+            given = json.loads(pipe.read())
+    except (OSError, ValueError) as e:
+        raise ClientError(f"cannot read the referee's address and token from descriptor {fd}: {e}") from None
+    for key in PRIVATE_ENV:
+        if isinstance(given.get(key), str):
+            os.environ[key] = given[key]
 
 
 def stdio_command(argv: Sequence[str]) -> list[str]:
@@ -178,7 +199,7 @@ class StdioProgram(Client):
         self._waiting: collections.deque[Turn] = collections.deque()
 
     async def start(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV}
+        env = {k: v for k, v in os.environ.items() if k not in PRIVATE_ENV and k != SECRETS_FD}
         _not_dumpable()
         try:
             self.proc = await asyncio.create_subprocess_exec(
@@ -363,6 +384,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     logging.basicConfig(level=os.environ.get("SEVENROCKS_LOG", "WARNING").upper(),
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
+        take_secrets()
         code = asyncio.run(play(args))
     except ClientError as e:
         print(f"sevenrocks stdio bot {shlex.join(args)}: {e}", file=sys.stderr)

@@ -21,7 +21,12 @@ execs the bot itself. The child, in order:
    traversable staging folders, so bubblewrap can bind them from there;
 4. drops to the bot's own uid/gid (when the harness is root);
 5. arms the parent-death signal again (a uid change clears it);
-6. execs the bot (or bubblewrap with its arguments on a pipe, so that the bind
+6. with ``secret_env`` (a stdio bot's adapter: :mod:`sevenrocks.sdk.stdio`), moves those
+   variables out of the environment into a pipe whose descriptor it names in
+   ``SEVENROCKS_SECRETS_FD``: the environment every later program starts with (bubblewrap's
+   init's, ``/proc/1/environ`` in the sandbox, which the wrapped program may read) holds
+   no token; the adapter reads the pipe and the program never sees it;
+7. execs the bot (or bubblewrap with its arguments on a pipe, so that the bind
    list never shows in ``/proc/1/cmdline`` inside the sandbox, and the seccomp
    deny list on a file descriptor that bubblewrap loads just before the bot).
 """
@@ -172,6 +177,9 @@ def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> N
             os.chdir(cwd)
         except OSError as e:
             fail(f"cannot enter {cwd}: {e.strerror}")
+    secret = spec.get("secret_env")
+    if isinstance(secret, list):
+        hand_over([str(k) for k in secret])
     bwrap_args = spec.get("bwrap_args")
     if isinstance(bwrap_args, list):
         r, w = os.pipe()
@@ -187,6 +195,25 @@ def confine_and_exec(spec: dict[str, object], argv: list[str], parent: int) -> N
         os.execvp(argv[0], argv)
     except OSError as e:
         fail(f"cannot run {argv[0]!r}: {e.strerror}")
+
+
+#: Names the pipe :func:`hand_over` wrote the secret variables to (read by the stdio adapter).
+SECRETS_FD = "SEVENROCKS_SECRETS_FD"
+
+
+def hand_over(names: list[str]) -> None:
+    """Move ``names`` from the environment into a pipe (JSON, closed for writing) and name its read end
+    in :data:`SECRETS_FD`: whoever reads it first (the adapter, before it starts its program) has them,
+    and nothing of them stays in any process's ``/proc/N/environ``."""
+    secrets = {k: os.environ.pop(k) for k in names if k in os.environ}
+    data = json.dumps(secrets).encode()
+    if len(data) > 60_000:
+        fail("the secret environment does not fit one pipe")
+    r, w = os.pipe()
+    os.write(w, data)
+    os.close(w)
+    os.set_inheritable(r, True)
+    os.environ[SECRETS_FD] = str(r)
 
 
 def supervise(spec: dict[str, object], argv: list[str]) -> None:

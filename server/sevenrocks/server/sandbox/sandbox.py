@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sevenrocks.sdk.stdio import PRIVATE_ENV, stdio_program
+
 from .cgroups import BotGroup, CgroupRoot, find_root
 from .gates import CONNECTIONS_PER_BOT, Gate, Gates
 from .view import bind_plan, command_paths, dot_entries, others_to_hide, under
@@ -308,6 +310,8 @@ class Sandbox:
                 bot_env["SEVENROCKS_REFEREE"] = f"unix:{sock_dir / 'referee.sock'}"
         if uid is not None:
             spec["uid"] = uid
+        if stdio_program(argv) is not None:  # the adapter's secret, never in its program's reach
+            spec["secret_env"] = list(PRIVATE_ENV)
         # Other entrants' files, except what this bot runs too (the Python environment, its own files).
         shared = [str(p) for p in python_environment(env.get("PYTHONPATH", ""))] + [str(p) for p in named]
         others = [o for o in others if not _under(o, SYSTEM_DIRS) and not _under(o, shared) and o not in named]
