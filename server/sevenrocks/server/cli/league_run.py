@@ -192,7 +192,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
             closing = arena
         from ..submissions.desk import Desk
 
-        desk = Desk.open(game, db_path, game.path, game.say)  # authors' own submissions (docs/league.md)
+        desk = Desk.open(game, db_path, game.path, game.say, hidden)  # authors' own submissions (docs/league.md)
         game.submitted = desk.entrants
         await desk.start()
         site = await _start_web(game, web, web_token, logs, referees, guard, desk) if web is not None else None

@@ -76,16 +76,26 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/l
              "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/ssl/certs", "/etc/ca-certificates", "/etc/alternatives")
 
 
-def jailed(argv: Sequence[str], rlimits: dict[str, int] | None = None) -> list[str]:
+def jailed(argv: Sequence[str], rlimits: dict[str, int] | None = None, cgroups: Sequence[str] = (),
+           uid: int | None = None, private: dict[str, object] | None = None) -> list[str]:
     """``argv`` started through the jail with only the parent-death signal and ``rlimits``
     (``RLIMIT_*`` name to value, soft and hard): what a ``preexec_fn`` would do for a helper
-    process of the harness (a submission's build, its check), without one.
+    process of the harness (a submission's build, its check), without one. ``cgroups``: the
+    ``cgroup.procs`` files it joins first (a build's group, :class:`.cgroups.BotGroup`); ``uid``:
+    the uid (and gid) it runs as, when the harness is root; ``private``: a mount namespace of its
+    own (the jail's ``stage``: ``hide`` pairs, ``no_network``).
 
     A ``preexec_fn`` runs Python in the forked child of a process whose gRPC threads may
     hold locks at the fork: measured here, about one child in six then dies (SIGSEGV or
     SIGABRT) or prints gRPC's ``fork_posix`` lines before it runs. The jail is a fresh
     program, so nothing of the harness's state is used between fork and exec."""
-    spec = {"parent": os.getpid(), "rlimits": {name: [v, v] for name, v in (rlimits or {}).items()}}
+    spec: dict[str, object] = {"parent": os.getpid(),
+                               "rlimits": {name: [v, v] for name, v in (rlimits or {}).items()}}
+    if cgroups:
+        spec["cgroups"] = list(cgroups)
+    if uid is not None:
+        spec["uid"] = uid
+    spec.update(private or {})
     return [sys.executable, "-I", "-S", JAIL, json.dumps(spec), "--", *argv]
 
 

@@ -12,8 +12,12 @@ Read from the league's TOML (docs/league.md)::
     max_files = 2000            # members of the archive
     max_unpacked_mb = 64        # the archive's files once unpacked
     build_time_s = 300          # the build step, in its sandbox
-    build_memory_mb = 2048
+    build_memory_mb = 2048      # all the build's processes together (a memory cgroup)
+    build_processes = 256       # processes and threads of the build at once (a pids cgroup)
+    build_cpu_cores = 1         # CPU of the whole build (a cgroup quota)
     build_disk_mb = 256
+    workers = 2                 # submissions worked at once, at most one per author
+    allow_uncontained = false   # take submissions without bubblewrap (then: root, a uid per build and bot)
 
     [[authors]]                 # or: sevenrocks league authors add NAME --db FILE
     name = "alice"
@@ -29,15 +33,17 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..events.config import ConfigError, Entrant
 from ..league.runner import League
+from ..sandbox.sandbox import Sandbox, SandboxError, SandboxSettings
 from . import ledger
-from .authors import AuthorError, check_name, ensure_tables, get_author, sync_config_authors
+from .authors import AuthorError, check_name, ensure_tables, get_author, list_authors, sync_config_authors
 from .build import BuildLimits
 from .challenges import Challenges
 from .pipeline import Pipeline, SubmitSettings, entrant_of
@@ -48,12 +54,15 @@ KEYS: dict[str, tuple[float, float]] = {
     "submissions_per_day": (5, 0), "max_upload_mb": (16, 1), "max_files": (2000, 1), "max_unpacked_mb": (64, 1),
     "build_time_s": (300, 1), "build_memory_mb": (2048, 64), "build_disk_mb": (256, 1),
     "active_versions": (1, 1), "challenges_per_day": (3, 0), "challenge_matches": (4, 1),
-    "challenge_matches_per_round": (2, 0),
+    "challenge_matches_per_round": (2, 0), "build_processes": (256, 8), "build_cpu_cores": (1, 0.1),
+    "workers": (2, 1),
 }
+#: [submissions] keys that take true or false.
+FLAGS = ("allow_uncontained",)
 #: Keys that take a whole number, and their largest value (each active version is a bot process of its own
 #: and a row the field planner seats: a handful per author, never a flood).
 WHOLE: dict[str, int] = {"active_versions": 10, "challenges_per_day": 100, "challenge_matches": 20,
-                         "challenge_matches_per_round": 20}
+                         "challenge_matches_per_round": 20, "build_processes": 100_000, "workers": 8}
 #: How often the database is asked whether another process changed the submitted field.
 WATCH_S = 1.0
 
@@ -63,9 +72,13 @@ def parse_submissions(data: dict[str, Any], source: str) -> tuple[SubmitSettings
     raw = data.get("submissions", {})
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: [submissions] must be a table")
-    unknown = sorted(set(raw) - set(KEYS))
+    unknown = sorted(set(raw) - set(KEYS) - set(FLAGS))
     if unknown:
-        raise ConfigError(f"{source}: [submissions]: unknown key {unknown[0]!r}; valid: {', '.join(sorted(KEYS))}")
+        raise ConfigError(f"{source}: [submissions]: unknown key {unknown[0]!r}; valid: "
+                          f"{', '.join(sorted([*KEYS, *FLAGS]))}")
+    for key in FLAGS:
+        if not isinstance(raw.get(key, False), bool):
+            raise ConfigError(f"{source}: [submissions].{key}: expected true or false, got {raw[key]!r}")
     v: dict[str, float] = {}
     for key, (default, low) in KEYS.items():
         value = raw.get(key, default)
@@ -81,7 +94,10 @@ def parse_submissions(data: dict[str, Any], source: str) -> tuple[SubmitSettings
         challenge_matches=int(v["challenge_matches"]),
         challenge_matches_per_round=int(v["challenge_matches_per_round"]),
         unpack=UnpackLimits(int(v["max_files"]), int(v["max_unpacked_mb"] * 2**20)),
-        build=BuildLimits(float(v["build_time_s"]), int(v["build_memory_mb"]), int(v["build_disk_mb"])))
+        build=BuildLimits(float(v["build_time_s"]), int(v["build_memory_mb"]), int(v["build_disk_mb"]),
+                          int(v["build_processes"]), float(v["build_cpu_cores"])),
+        workers=int(v["workers"]), allow_uncontained=bool(raw.get("allow_uncontained", False)),
+        declared="submissions" in data or bool(data.get("authors")))
     authors: dict[str, str] = {}
     listed = data.get("authors", [])
     if not isinstance(listed, list):
@@ -96,6 +112,35 @@ def parse_submissions(data: dict[str, Any], source: str) -> tuple[SubmitSettings
     return settings, authors
 
 
+def contained_door(mode: str, settings: SubmitSettings, source: str) -> bool:
+    """May this league open its door to authors, and does bubblewrap hold their builds and bots?
+
+    True: bubblewrap runs here (the sandbox ``mode`` resolves to it). False: it does not, and the
+    organiser said ``allow_uncontained = true``, and the league is root, so every build and bot runs
+    under a uid of its own. Anything else is refused with one line (a stranger's build would otherwise
+    run as the league's own user: it read /etc/shadow, the database and the author tokens)."""
+    try:
+        with Sandbox(SandboxSettings(mode=mode)) as probe:  # type: ignore[arg-type]
+            resolved = probe.mode
+    except SandboxError as e:
+        raise ConfigError(f"{source}: [submissions]: {e}") from None
+    if resolved == "bwrap":
+        return True
+    if not settings.allow_uncontained:
+        raise ConfigError(
+            f"{source}: [submissions]: refused: the sandbox here is {resolved!r}, not bubblewrap, so authors' "
+            "builds and bots would not be contained; install bubblewrap (apt-get install bubblewrap), or write "
+            "allow_uncontained = true in [submissions] to take submissions under resource limits and a uid "
+            "of their own (as root)")
+    if resolved == "off":
+        raise ConfigError(f"{source}: [submissions]: refused with --sandbox off (every bot would run as the "
+                          "league's own user, without limits): choose --sandbox rlimits or bwrap")
+    if os.geteuid() != 0:
+        raise ConfigError(f"{source}: [submissions].allow_uncontained: the league must run as root to give each "
+                          "build and bot a uid of its own; run it as root or install bubblewrap")
+    return False
+
+
 def read_submissions(path: Path) -> tuple[SubmitSettings, dict[str, str]]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -108,27 +153,39 @@ class Desk:
     """Submissions of one league: the pipeline, the quota, the entrants they make."""
 
     def __init__(self, league: League, db_path: Path, config_path: Path | None, settings: SubmitSettings,
-                 authors: dict[str, str], say: Callable[[str], None]) -> None:
+                 authors: dict[str, str], say: Callable[[str], None], hidden: Sequence[Path] = ()) -> None:
         self.league = league
         self.db = league.store.db
         self.config_path = config_path
         self.settings = settings
         self.say = say
         ensure_tables(self.db)
+        #: The door is open (the config declares submissions, or the database holds authors): it must hold.
+        self.door_open = settings.declared or bool(list_authors(self.db))
+        contained = True
+        if self.door_open:
+            contained = contained_door(league.config.sandbox.mode, settings, str(config_path or db_path))
+            if not contained:
+                say("warning: [submissions] allow_uncontained = true: authors' builds and bots run WITHOUT "
+                    "bubblewrap, under resource limits and a uid of their own each")
         try:
             sync_config_authors(self.db, authors)
         except AuthorError as e:
             raise ConfigError(str(e)) from None
         self.pipeline = Pipeline(db_path, settings, league.config.sandbox.mode, league.config.time.per_move_ms,
                                  self._changed, say, league.config.sandbox.read_only, league.config.sandbox.limits)
+        self.pipeline.uncontained = not contained
+        self.pipeline.hidden = tuple(Path(os.path.abspath(h)) for h in hidden)
         self._generation = ledger.generation(self.db)
         self._tasks: list[asyncio.Task[None]] = []
         self.challenges = Challenges(league, settings, say)
 
     @classmethod
-    def open(cls, league: League, db_path: Path, config_path: Path | None, say: Callable[[str], None]) -> Desk:
+    def open(cls, league: League, db_path: Path, config_path: Path | None, say: Callable[[str], None],
+             hidden: Sequence[Path] = ()) -> Desk:
+        """``hidden``: the league's own files (database, config, output folder), never shown to a build."""
         settings, authors = read_submissions(config_path) if config_path is not None else (SubmitSettings(), {})
-        return cls(league, db_path, config_path, settings, authors, say)
+        return cls(league, db_path, config_path, settings, authors, say, hidden)
 
     def entrants(self) -> list[Entrant]:
         """The league's submitted field: the newest ``active_versions`` active submissions of each entrant,

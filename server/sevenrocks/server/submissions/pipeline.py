@@ -3,11 +3,21 @@
 It runs in the league's process but never on its event loop: each submission is
 worked in a thread (:meth:`Pipeline.work`), the build in a sandbox of its own
 (:mod:`.build`) and the conformance check in a process of its own
-(:mod:`.validate`), one submission at a time. Every step ends by writing its
+(:mod:`.validate`). Every step ends by writing its
 state (:mod:`.ledger`); a step that was under way when the league was killed is
 done again from the stored upload when it starts again (:meth:`Pipeline.resume`),
 so a submission is never lost and never half-active: only a snapshot that passed
 the check is ever ``active``.
+
+**Fair across authors** (:class:`FairQueue`): ``workers`` submissions (default 2) are
+worked at once, and at most one of each author. So one author's slow upload (a
+build of ``sleep`` for its whole ``build_time_s``, then a check that runs out
+``check_time_s``) holds one worker at most, never another author's: while fewer
+than ``workers`` other authors have work under way, another author's upload starts
+at once. The waiting ones are taken oldest first, skipping authors who have one under
+way. ``workers`` is small on purpose: each build is held to ``build_cpu_cores`` and
+each check's bots to the league's ``[sandbox]`` limits, so the pipeline takes at most
+about ``workers`` cores from the matches.
 
 What runs is the **snapshot** (:mod:`..versions.snapshots`): after the build, the
 bundle is copied into the content-addressed store, the check is run on that
@@ -24,6 +34,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,10 +44,11 @@ from sevenrocks.sdk.stdio import stdio_command
 
 from ..events.config import Entrant, Pin
 from ..versions.snapshots import SnapshotError, SnapshotStore, remove_tree
+from ..sandbox.cgroups import CgroupRoot, find_root
 from ..sandbox.sandbox import Limits, jailed
 from . import ledger
 from .authors import ensure_tables
-from .build import BuildLimits, run_build
+from .build import BuildLimits, build_uid, hand_to, run_build
 from .manifest import Manifest, ManifestError, find_bundle
 from .unpack import UnpackError, UnpackLimits, unpack
 
@@ -68,6 +80,13 @@ class SubmitSettings:
     #: Points to win in the check's whole matches (shorter than an event's: the check is a gate).
     check_target: int = 100
     check_time_s: float = 600.0
+    #: Submissions worked at once (at most one per author): :class:`FairQueue`.
+    workers: int = 2
+    #: The organiser's word that the door may open without bubblewrap (docs/league.md: then builds and bots
+    #: run under resource limits and a uid of their own, the league must run as root).
+    allow_uncontained: bool = False
+    #: The config has a ``[submissions]`` table or ``[[authors]]``: the league means to take submissions.
+    declared: bool = False
 
 
 def data_dirs(db_path: Path) -> tuple[Path, Path]:
@@ -102,8 +121,44 @@ def bot_argv(manifest: Manifest, folder: Path) -> list[str]:
     return stdio_command(argv) if manifest.protocol == "stdio" else argv
 
 
+class FairQueue:
+    """Submission ids waiting to be worked, handed out oldest first but never two of one author at once.
+
+    ``put_nowait`` and ``qsize`` as an :class:`asyncio.Queue` (the upload endpoint uses them); workers
+    call :meth:`take` and, when the submission is done, :meth:`done`."""
+
+    def __init__(self, author_of: Callable[[int], str]) -> None:
+        self._author_of = author_of
+        self._waiting: list[tuple[int, str]] = []
+        #: Authors with a submission under way.
+        self.busy: set[str] = set()
+        self._changed = asyncio.Event()
+
+    def put_nowait(self, sid: int, author: str | None = None) -> None:
+        self._waiting.append((sid, author if author is not None else self._author_of(sid)))
+        self._changed.set()
+
+    def qsize(self) -> int:
+        return len(self._waiting)
+
+    async def take(self) -> tuple[int, str]:
+        """The oldest waiting submission whose author has none under way (waits for one)."""
+        while True:
+            for i, (sid, author) in enumerate(self._waiting):
+                if author not in self.busy:
+                    del self._waiting[i]
+                    self.busy.add(author)
+                    return sid, author
+            self._changed.clear()
+            await self._changed.wait()
+
+    def done(self, author: str) -> None:
+        self.busy.discard(author)
+        self._changed.set()
+
+
 class Pipeline:
-    """Works submissions of one league, one at a time, off the event loop."""
+    """Works submissions of one league off the event loop: ``settings.workers`` at once, one per author."""
 
     def __init__(self, db_path: Path, settings: SubmitSettings, sandbox_mode: str, per_move_ms: int,
                  on_active: Callable[[], None] = lambda: None, say: Callable[[str], None] = lambda text: None,
@@ -125,8 +180,14 @@ class Pipeline:
         #: An empty folder the check runs from (a league bot starts in the league's folder, not its own).
         self.neutral = self.work_root / "cwd"
         self.neutral.mkdir(exist_ok=True)
-        self.queue: asyncio.Queue[int] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self.queue = FairQueue(self._author_of)
+        self._tasks: list[asyncio.Task[None]] = []
+        #: Builds run without bubblewrap (the organiser's ``allow_uncontained``): as a uid of their own,
+        #: in a folder of the system's temporary one, with ``hidden`` (the league's files) out of view.
+        self.uncontained = False
+        self.hidden: tuple[Path, ...] = ()
+        self._cgroups: CgroupRoot | None = None
+        self._cgroups_tried = False
 
     # ------------------------------------------------------------------ on the loop
 
@@ -138,21 +199,38 @@ class Pipeline:
             self.queue.put_nowait(sid)
         return ids
 
+    def _author_of(self, sid: int) -> str:
+        db = self._connect()
+        try:
+            sub = ledger.get(db, sid)
+            return sub.author if sub is not None else ""
+        finally:
+            db.close()
+
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run())
+        self._tasks = [asyncio.create_task(self._run()) for _ in range(max(1, self.settings.workers))]
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
             try:
-                await self._task
+                await task
             except asyncio.CancelledError:
                 pass
+        self._tasks = []
+        self.close()
+
+    def close(self) -> None:
+        """Remove the builds' cgroups folder (no build runs any more)."""
+        if self._cgroups is not None:
+            self._cgroups.remove()
+            self._cgroups = None
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
         while True:
-            sid = await self.queue.get()
+            sid, author = await self.queue.take()
             try:
                 done = await asyncio.to_thread(self.work, sid)
             except Exception as e:  # noqa: BLE001 (one submission must never stop the queue for the others)
@@ -160,8 +238,17 @@ class Pipeline:
                 self.say(f"submission {sid}: the pipeline failed on it ({type(e).__name__}: {e}); it stays "
                          "where it was and is tried again when the league starts again")
                 continue
+            finally:
+                self.queue.done(author)
             if done:
                 loop.call_soon(self.on_active)
+
+    def cgroups(self) -> CgroupRoot | None:
+        """The cgroup folder the builds' groups go in (found once; None where this process may make none)."""
+        if not self._cgroups_tried:
+            self._cgroups_tried = True
+            self._cgroups = find_root()
+        return self._cgroups
 
     # ------------------------------------------------------------------ in a thread
 
@@ -181,8 +268,12 @@ class Pipeline:
 
     def _steps(self, db: sqlite3.Connection, sub: ledger.Submission) -> bool:
         sid = sub.id
-        work = self.work_root / "work" / str(sid)
-        remove_tree(work)
+        uid = build_uid() if self.uncontained else None
+        if uid is not None:  # a folder its uid can reach (the league's may not be): swept with the run's
+            work = Path(tempfile.mkdtemp(prefix=f"sevenrocks-run-{os.getpid()}-build{sid}-"))
+        else:
+            work = self.work_root / "work" / str(sid)
+            remove_tree(work)
         try:
             unpack(Path(sub.upload), work, self.settings.unpack)
             top, manifest = find_bundle(work)
@@ -193,7 +284,10 @@ class Pipeline:
         ledger.advance(db, sid, "unpacked", folder=str(top), manifest=manifest.to_json())
         build_log = ""
         if manifest.build is not None:
-            result = run_build(top, manifest.build, self.settings.build, self.sandbox_mode != "off", self.read_only)
+            hand_to(work, uid)
+            hidden = (*self.league_files(), self.snapshot_root)
+            result = run_build(top, manifest.build, self.settings.build, self.sandbox_mode != "off", self.read_only,
+                               self.cgroups(), uid, hidden)
             build_log = result.log
             if not result.ok:
                 ledger.advance(db, sid, "rejected", reason=f"build: {result.reason}", build_log=build_log)
@@ -217,10 +311,17 @@ class Pipeline:
         self.say(f"submission {sid} of {sub.author}: {sub.entrant} passed its check and joins the league")
         return True
 
+    def league_files(self) -> list[Path]:
+        """What no build or checked bot may see: the league's database (with SQLite's side files), its
+        uploads and work folders, and the files the league named (config, output folder)."""
+        db = Path(os.path.abspath(self.db_path))
+        sides = [db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal")]
+        return [*self.hidden, db, *sides, self.work_root]
+
     def validate(self, manifest: Manifest, folder: Path) -> tuple[bool, str]:
         """The conformance check of the snapshot in ``folder``, in the league's sandbox, in a process of its own."""
         s = self.settings
-        spec = {"argv": bot_argv(manifest, folder), "cwd": str(folder), "hidden": [str(self.snapshot_root)],
+        spec = {"argv": bot_argv(manifest, folder), "cwd": str(folder), "hidden": [str(self.snapshot_root), *map(str, self.league_files())],
                 "sandbox": self.sandbox_mode, "limits": dataclasses.asdict(self.limits), "read_only": list(self.read_only),
                 "per_move_ms": max(s.check_per_move_ms, self.per_move_ms), "tight_ms": s.check_tight_ms,
                 "target": s.check_target}
