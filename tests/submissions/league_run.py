@@ -78,12 +78,13 @@ class LeagueRun:
         assert token is not None
         return token
 
-    def start(self, timeout: float = 90.0) -> LeagueRun:
+    def start(self, timeout: float = 90.0, args: tuple[str, ...] = ()) -> LeagueRun:
+        """``args``: more options of ``sevenrocks league`` (``--sandbox rlimits``)."""
         env = {k: v for k, v in os.environ.items() if k != "SEVENROCKS_SANDBOX"}  # the user's default: auto
         self.lines = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sevenrocks.server.cli", "league", str(self.config), "--db", str(self.db),
-             "--out", str(self.folder / "out"), "--web", "127.0.0.1:0"],
+             "--out", str(self.folder / "out"), "--web", "127.0.0.1:0", *args],
             cwd=self.folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self._read, daemon=True).start()
         deadline = time.monotonic() + timeout

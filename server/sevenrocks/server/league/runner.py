@@ -39,7 +39,7 @@ from ..events.identity import digest, entrant_identity
 from ..events.planner import plan_round
 from ..events.schedule import MatchTask
 from .status import State, write_status
-from ..versions.snapshots import SnapshotError
+from ..versions.snapshots import SnapshotError, tree_digest
 from ..events.store import LeagueEntrant, Store
 from ..versions.pinning import Versions
 from ..events.tournament import EventPlan, Progress, Run, SkippingInOrder, run_loop
@@ -460,6 +460,8 @@ class League:
             if stop and run.done >= stop:
                 self._status("finished", f"stop_after = {stop} matches stored")
                 return None
+            for name, reason in self.tampered(run.plan.withdrawn):
+                run.record(Withdrawn(name, reason))
             if self.revive is not None:
                 if hasattr(self.executor, "withdrawn"):  # those withdrawn earlier are not revived
                     self.executor.withdrawn = set(run.plan.withdrawn)
@@ -489,6 +491,24 @@ class League:
             self._status("waiting", f"{why}; waiting for an entrant to join or reconnect, a fixed version, "
                                     "a config change or SIGHUP")
             await self._wait_for_change(ready)
+
+    def tampered(self, withdrawn: set[str]) -> list[tuple[str, str]]:
+        """Launched entrants whose snapshot no longer has its digest (its files were changed after it was
+        registered: the version that would play is not the one that was checked): each with the line that
+        withdraws it. Asked before every round, before a process is started or revived from its snapshot."""
+        out = []
+        for e in self.field_:
+            if e.pin is None or e.name in withdrawn:
+                continue
+            try:
+                actual = tree_digest(Path(e.pin.workdir))
+            except OSError:
+                actual = ""
+            if actual != e.pin.digest:
+                out.append((e.name, f"withdrawn: its snapshot {e.pin.digest[:12]} no longer matches its digest "
+                                    "(its files were changed after it was registered); it plays again only as "
+                                    "a new version"))
+        return out
 
     def _shortfall(self, active: Sequence[str], seatable: Sequence[str], need: int, withdrawn: set[str]) -> str:
         """Why fewer than ``need`` entrants can be seated, naming who is out and why."""

@@ -451,6 +451,14 @@ class Sandbox:
             _readable_by_a_bot(src)
         return UID_BASE + secrets.randbelow(UID_SPAN)
 
+    def private_view(self, sources: Sequence[Path], hidden: Sequence[Path], name: str) -> dict[str, object]:
+        """The jail's mount and network namespace for a helper process that runs as root's uid of its own
+        without bubblewrap (an uncontained league's build): ``sources`` readable at their own paths (a
+        Python under ``/root``), ``hidden`` covered by empty stand-ins, no network. ``rlimits`` mode only."""
+        assert self.run_dir is not None and self.mode == "rlimits"
+        stage_dir = self.run_dir / f"stage-{_safe(name)}-{secrets.token_hex(3)}"
+        return self._private_view(list(sources), stage_dir, list(hidden))
+
     def _private_view(self, sources: Sequence[Path], stage_dir: Path, hidden: Sequence[Path]) -> dict[str, object]:
         """What the jail mounts, as root, in the ``rlimits`` bot's own mount (and network) namespace.
 

@@ -131,26 +131,15 @@ def hand_to(folder: Path, uid: int | None) -> None:
     os.chmod(folder, 0o700)
 
 
-def _private_view(hidden: Sequence[Path], stand_ins: Path) -> dict[str, object]:
-    """Without bubblewrap, as root: the jail's mount namespace with the league's files covered by empty
-    stand-ins, and no network."""
-    stand_ins.mkdir(mode=0o755)
-    empty_file, empty_dir = stand_ins / "empty", stand_ins / "empty.d"
-    empty_file.touch(mode=0o444)
-    empty_dir.mkdir(mode=0o555)
-    hide = [[str(empty_dir if h.is_dir() else empty_file), str(h)] for h in hidden if h.exists()]
-    return {"hide": hide, "no_network": True}
-
-
 def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), contained: bool = True,
               read_only: Sequence[str] = (), cgroups: CgroupRoot | None = None, uid: int | None = None,
-              hidden: Sequence[Path] = ()) -> BuildResult:
+              view: dict[str, object] | None = None) -> BuildResult:
     """Run ``command`` in ``folder`` within ``limits``; never raises for a failing build.
 
     ``cgroups``: where the build's group goes (its memory, processes and CPU together; None: the
     per-process ``RLIMIT_*`` only). ``uid``: the build's own uid (:func:`build_uid`; the league must
-    be root). ``hidden``: the league's files, covered in the build's view when bubblewrap does not
-    run (it shows the build nothing of them anyway)."""
+    be root). ``view``: without bubblewrap, the jail's private mount namespace that covers the
+    league's files and has no network (:meth:`..sandbox.sandbox.Sandbox.private_view`)."""
     contained = contained and _bwrap_usable()
     env = {"PATH": build_path(read_only), "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "SEVENROCKS_BUILD": "1"}
     note = "" if contained else "(built without bubblewrap: only limits, a uid of its own and, as root, a " \
@@ -167,20 +156,18 @@ def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), c
             rlimits["RLIMIT_AS"] = limits.memory_mb * 2**20
         if uid is not None and (group is None or "tasks" not in group.limits_set):
             rlimits["RLIMIT_NPROC"] = limits.processes  # per uid: the build's uid is its own
-        private: dict[str, object] = {}
-        if uid is not None:
-            if not contained:
-                scratch = Path(tempfile.mkdtemp(prefix="sevenrocks-build-"))
-                os.chmod(scratch, 0o755)
-                private = _private_view(hidden, scratch / "stand-ins")
-                tmp = scratch / "tmp"
-                tmp.mkdir(mode=0o700)
-                os.chown(tmp, uid, uid)
-                env.update(HOME=str(tmp), TMPDIR=str(tmp))
+        if uid is not None and not contained:  # a private temporary folder (the system's is shared)
+            scratch = Path(tempfile.mkdtemp(prefix="sevenrocks-build-"))
+            os.chmod(scratch, 0o711)
+            tmp = scratch / "tmp"
+            tmp.mkdir(mode=0o700)
+            os.chown(tmp, uid, uid)
+            env.update(HOME=str(tmp), TMPDIR=str(tmp))
         # Through the jail (never a preexec_fn: the league's gRPC threads make Python in a forked
         # child unsafe), which joins the build's cgroups, arms the parent-death signal (the build
         # dies with the league), sets the limits and the uid before the build's first instruction.
-        argv = jailed(argv, rlimits, group.procs_files() if group is not None else (), uid, private)
+        argv = jailed(argv, rlimits, group.procs_files() if group is not None else (), uid,
+                      view if not contained else None)
         return _watch(folder, argv, env, limits, group, note)
     finally:
         if group is not None:

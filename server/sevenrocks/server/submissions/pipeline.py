@@ -35,6 +35,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -45,7 +46,7 @@ from sevenrocks.sdk.stdio import stdio_command
 from ..events.config import Entrant, Pin
 from ..versions.snapshots import SnapshotError, SnapshotStore, remove_tree
 from ..sandbox.cgroups import CgroupRoot, find_root
-from ..sandbox.sandbox import Limits, jailed
+from ..sandbox.sandbox import Limits, Sandbox, SandboxSettings, jailed, python_environment
 from . import ledger
 from .authors import ensure_tables
 from .build import BuildLimits, build_uid, hand_to, run_build
@@ -188,6 +189,8 @@ class Pipeline:
         self.hidden: tuple[Path, ...] = ()
         self._cgroups: CgroupRoot | None = None
         self._cgroups_tried = False
+        self._sandbox: Sandbox | None = None
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ on the loop
 
@@ -222,10 +225,20 @@ class Pipeline:
         self.close()
 
     def close(self) -> None:
-        """Remove the builds' cgroups folder (no build runs any more)."""
+        """Remove the builds' cgroups folder and run folder (no build runs any more)."""
         if self._cgroups is not None:
             self._cgroups.remove()
             self._cgroups = None
+        if self._sandbox is not None:
+            self._sandbox.close()
+            self._sandbox = None
+
+    def _uncontained_sandbox(self) -> Sandbox:
+        """The ``rlimits`` sandbox whose run folder holds an uncontained build's stand-ins and staging."""
+        with self._lock:
+            if self._sandbox is None:
+                self._sandbox = Sandbox(SandboxSettings(mode="rlimits"))
+            return self._sandbox
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -245,10 +258,11 @@ class Pipeline:
 
     def cgroups(self) -> CgroupRoot | None:
         """The cgroup folder the builds' groups go in (found once; None where this process may make none)."""
-        if not self._cgroups_tried:
-            self._cgroups_tried = True
-            self._cgroups = find_root()
-        return self._cgroups
+        with self._lock:
+            if not self._cgroups_tried:
+                self._cgroups_tried = True
+                self._cgroups = find_root()
+            return self._cgroups
 
     # ------------------------------------------------------------------ in a thread
 
@@ -270,7 +284,9 @@ class Pipeline:
         sid = sub.id
         uid = build_uid() if self.uncontained else None
         if uid is not None:  # a folder its uid can reach (the league's may not be): swept with the run's
-            work = Path(tempfile.mkdtemp(prefix=f"sevenrocks-run-{os.getpid()}-build{sid}-"))
+            scratch = Path(tempfile.mkdtemp(prefix=f"sevenrocks-run-{os.getpid()}-build{sid}-"))
+            os.chmod(scratch, 0o711)
+            work = scratch / "bundle"
         else:
             work = self.work_root / "work" / str(sid)
             remove_tree(work)
@@ -279,27 +295,32 @@ class Pipeline:
             top, manifest = find_bundle(work)
         except (UnpackError, ManifestError) as e:
             ledger.advance(db, sid, "rejected", reason=f"unpack: {e}")
-            remove_tree(work)
+            self._drop(work)
             return False
         ledger.advance(db, sid, "unpacked", folder=str(top), manifest=manifest.to_json())
         build_log = ""
         if manifest.build is not None:
             hand_to(work, uid)
-            hidden = (*self.league_files(), self.snapshot_root)
-            result = run_build(top, manifest.build, self.settings.build, self.sandbox_mode != "off", self.read_only,
-                               self.cgroups(), uid, hidden)
+            view = None
+            if uid is not None:  # without bubblewrap: the league's files covered, no network
+                sandbox = self._uncontained_sandbox()
+                sources = [*python_environment(), *(Path(os.path.abspath(r)) for r in self.read_only)]
+                view = sandbox.private_view([p for p in sources if p.exists()],
+                                            [*self.league_files(), self.snapshot_root], f"build{sid}")
+            result = run_build(top, manifest.build, self.settings.build, self.sandbox_mode != "off" and uid is None,
+                               self.read_only, self.cgroups(), uid, view)
             build_log = result.log
             if not result.ok:
                 ledger.advance(db, sid, "rejected", reason=f"build: {result.reason}", build_log=build_log)
-                remove_tree(work)
+                self._drop(work)
                 return False
         try:
             snap = SnapshotStore(self.snapshot_root).add(top)
         except SnapshotError as e:
             ledger.advance(db, sid, "rejected", reason=f"snapshot: {e}", build_log=build_log)
-            remove_tree(work)
+            self._drop(work)
             return False
-        remove_tree(work)
+        self._drop(work)
         ledger.advance(db, sid, "built", folder=str(snap.path), build_log=build_log or "(no build step)")
         ok, log = self.validate(manifest, snap.path)
         if not ok:
@@ -310,6 +331,12 @@ class Pipeline:
         ledger.activate(db, sid, sub.entrant, keep=self.settings.active_versions)
         self.say(f"submission {sid} of {sub.author}: {sub.entrant} passed its check and joins the league")
         return True
+
+    def _drop(self, work: Path) -> None:
+        """Remove a submission's work folder (and the scratch folder around an uncontained build's)."""
+        remove_tree(work)
+        if work.parent.name.startswith(f"sevenrocks-run-{os.getpid()}-build"):
+            remove_tree(work.parent)
 
     def league_files(self) -> list[Path]:
         """What no build or checked bot may see: the league's database (with SQLite's side files), its
