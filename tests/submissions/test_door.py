@@ -194,4 +194,5 @@ def test_one_authors_slow_build_does_not_hold_another_authors_rejection(tmp_path
         assert building(), "alice's build should still be running"
     finally:
         run.stop()
+    print(f"bob's upload rejected {waited:.1f} s after it was received, alice's build still running")
     assert waited < 20, waited
