@@ -36,7 +36,7 @@ def test_a_stdio_program_in_the_sandbox_finds_no_token(tmp_path: Path) -> None:
 
 
 def test_no_environ_in_the_sandbox_holds_the_adapters_secret(tmp_path: Path) -> None:
-    """Issue 42 item 8: ``/proc/1/environ`` (bubblewrap's init) held SEVENROCKS_TOKEN and
+    """``/proc/1/environ`` (bubblewrap's init) once held SEVENROCKS_TOKEN and
     SEVENROCKS_REFEREE. The program reads every ``/proc/N/environ`` and every open descriptor it can
     inside the real sandbox; none may hold either (the adapter gets them through a pipe)."""
     require_bwrap()

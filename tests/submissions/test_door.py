@@ -1,4 +1,4 @@
-"""The door holds against hostile authors (issue 42, items 1 and 3): real leagues, real uploads over HTTP.
+"""The door holds against hostile authors: real leagues, real uploads over HTTP.
 
 * a league whose sandbox is not bubblewrap refuses to take submissions, unless its organiser
   wrote ``allow_uncontained = true``; then a stranger's build runs as a uid of its own, without
