@@ -94,7 +94,7 @@ def test_a_build_has_no_network(league_db: Store, tmp_path: Path) -> None:
     ("head -c 300000000 /dev/zero > fill.bin", BuildLimits(disk_mb=8), "more than 8 MiB"),
     ("for i in $(seq 100); do head -c 1000000 /dev/zero > f$i; done", BuildLimits(disk_mb=8), "more than 8 MiB"),
     ("sleep 60", BuildLimits(time_s=1.5), "longer than 1.5 s"),
-    # Issue 42 item 2: limits of the whole build, not of each process. Many processes, each one small:
+    # Limits of the whole build, not of each process. Many processes, each one small:
     ("for i in $(seq 300); do sleep 8 & done; wait", BuildLimits(processes=64), "more than 64 processes"),
     # Three processes of 150 MiB each: each under the limit, together over it.
     ("for i in 1 2 3; do python3 -c 'import time; b = b\"x\" * (150 * 2**20); time.sleep(8)' & done; wait",
