@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..league.runner import DISQUALIFIED
-from ..events.store import Store, StoreError
-from ..submissions import ledger
-from ..submissions.authors import AuthorError, add_author, disqualify_author, get_author, list_authors
 from .league_run import league as play
+
+if TYPE_CHECKING:
+    from ..events.store import Store
 
 
 class LeagueGroup(click.Group):
@@ -49,6 +48,9 @@ league.add_command(play, "play")
 
 
 def _open(db: Path) -> Store:
+    """The league's database (imported here: ``sevenrocks league CONFIG`` checks CONFIG before it loads)."""
+    from ..events.store import Store, StoreError
+
     try:
         return Store(db, writer=False)
     except StoreError as e:
@@ -69,15 +71,21 @@ Examples:
               help="The league's database (the league may be running).")
 def add(name: str, db_path: Path) -> None:
     """Register author NAME and print their token, once: only its hash is stored, so hand it over now."""
+    from ..submissions.authors import AuthorError, add_author
     with _open(db_path) as store:
         try:
             token = add_author(store.db, name)
         except AuthorError as e:
             raise click.ClickException(str(e)) from None
+        sites = [str(v) for (v,) in store.db.execute("SELECT value FROM meta WHERE key LIKE 'web_url:%'")]
+    # The league's own --web address when it served one (kept in --db); else the form of one.
+    site = sites[0] if len(sites) == 1 else "http://HOST:PORT"
     click.echo(f"author {name} registered. Their token (shown only now; the league keeps only its hash):",
                err=True)
     click.echo(token)
-    click.echo(f"they submit with: sevenrocks submit PATH --to http://HOST:PORT --token {token}", err=True)
+    click.echo(f"they submit with: sevenrocks submit PATH --to {site} --token {token}", err=True)
+    click.echo(f"their page: {site}/author/?token={token} (their place, matches, logs; it links the leaderboard)",
+               err=True)
 
 
 @authors.command("list")
@@ -85,6 +93,8 @@ def add(name: str, db_path: Path) -> None:
               help="The league's database.")
 def list_(db_path: Path) -> None:
     """Every author, with their submissions by state."""
+    from ..submissions import ledger
+    from ..submissions.authors import list_authors
     with _open(db_path) as store:
         for a in list_authors(store.db):
             states: dict[str, int] = {}
@@ -109,6 +119,9 @@ def disqualify(name: str, db_path: Path, reason: str) -> None:
     Their matches stay stored and count as before for their opponents; their rows are
     marked "disqualified" on the leaderboard, and a disqualified author may not submit.
     """
+    from ..league.runner import DISQUALIFIED
+    from ..submissions import ledger
+    from ..submissions.authors import disqualify_author, get_author
     with _open(db_path) as store:
         events = [e.event_id for e in store.events() if store.is_league(e.event_id)]
         rows = [(ev, r) for ev in events for r in store.league_entrants(ev)]
@@ -139,6 +152,7 @@ def disqualify(name: str, db_path: Path, reason: str) -> None:
 
 def _disqualify_submission_of(store: Store, event: str, version: str, reason: str) -> None:
     """The submission behind ``version`` (if it came in through one) is marked too."""
+    from ..submissions import ledger
     row = next((r for r in store.league_entrants(event) if r.name == version), None)
     if row is None or not row.command:
         return

@@ -7,29 +7,33 @@ import dataclasses
 import json
 import os
 import signal
+import socket
 import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
+# Only what reading and checking CONFIG needs is imported here: a typo in the config is told as fast
+# as a wrong option (the referee, the statistics and the event loop load once the config is good).
 from ..events.config import ConfigError, Entrant, EventConfig
-from ..events.executor import EntrantsUnreachable, TooManyVoids
-from ..events.outcome import Withdrawn
-from ..league.runner import League, Standings, load_league, run_league
-from ..events.schedule import MatchTask
-from ..events.store import Store, StoreError, explain
-from ..events.tournament import Progress
-from ..referee.dealguard import DealGuard
-from ..sandbox.launch import LaunchError
-from ..sandbox.sandbox import MODES, SandboxError
-from ..versions.snapshots import SnapshotError, SnapshotStore
-from ..versions.pinning import Versions, snapshot_root
-from .common import (BadInput, Interrupted, harness_files, listening, open_writer, parse_web, read_tls, run_stoppable,
-                     with_options)
+from ..league.settings import load_league
+from ..sandbox.sandbox import MODES
 
+if TYPE_CHECKING:
+    from ..events.schedule import MatchTask
+    from ..events.store import Store
+    from ..events.tournament import Progress
+    from ..league.runner import League, Standings
+    from ..referee.dealguard import DealGuard
+
+
+class _BadConfig(click.ClickException):
+    """CONFIG cannot be used: one line, exit code 2 (as ``common.BadInput``, without importing it first)."""
+
+    exit_code = 2
 
 
 @click.command("league")
@@ -54,11 +58,15 @@ from .common import (BadInput, Interrupted, harness_files, listening, open_write
               help="How launched bots are contained (default: the config's, else $SEVENROCKS_SANDBOX, else auto).")
 @click.option("--web", "web_addr", metavar="HOST:PORT", default=None,
               help="Serve the league's site live here while it runs (e.g. 127.0.0.1:8080).")
-@click.option("--web-token", default=None, help="The viewer token for --web (default: none on loopback, else a new one).")
+@click.option("--web-token", default=None,
+              help="The viewer token for --web (default: the one this league used last, kept in --db; none on "
+                   "loopback; else a new one, kept).")
+@click.option("--new-web-token", is_flag=True,
+              help="Make a new viewer token (the links shared with the old one stop working).")
 @click.option("--quiet", is_flag=True, help="Only field changes, errors and the final lines.")
 def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, concurrency: int | None,
            cluster: str | None, listen: str | None, tls_cert: Path | None, tls_key: Path | None, sandbox_mode: str | None,
-           web_addr: str | None, web_token: str | None, quiet: bool) -> None:
+           web_addr: str | None, web_token: str | None, new_web_token: bool, quiet: bool) -> None:
     """Play a league continuously until stopped; entrants may join, change and leave while it runs.
 
     CONFIG is an event TOML plus an optional [league] table (docs/league.md). The
@@ -79,18 +87,40 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
       sevenrocks publish --db league.db --out site/     # the same site, from the database
     """
     _hup_reads_the_config()
-    tls = read_tls(tls_cert, tls_key)
-    if tls is not None and cluster is not None:
+    if tls_cert is not None and cluster is not None:
         raise click.UsageError("--tls-cert/--tls-key serve remote entrants; a --cluster league has none")
     try:
-        config, settings = load_league(config_path)
+        config, settings = load_league(config_path)  # checked before anything heavy is imported
     except ConfigError as e:
-        raise BadInput(str(e)) from None
+        raise _BadConfig(str(e)) from None
+    from ..events.executor import EntrantsUnreachable, TooManyVoids
+    from ..events.store import StoreError, explain
+    from ..league.runner import League, finished_league
+    from ..sandbox.launch import LaunchError
+    from ..sandbox.sandbox import SandboxError
+    from ..versions.pinning import Versions, snapshot_root
+    from ..versions.snapshots import SnapshotError, SnapshotStore
+    from .common import BadInput, Interrupted, harness_files, listening, open_writer, read_tls, with_options
+
+    tls = read_tls(tls_cert, tls_key)
     config = with_options(config, concurrency, sandbox_mode)
+    from .common import parse_web
+
     web = parse_web(web_addr)
     store = open_writer(db_path, out_dir)
     say = (lambda text: click.echo(text, err=True))
     with store:
+        try:
+            finished = finished_league(store, config)
+        except (StoreError, sqlite3.Error) as e:
+            raise BadInput(str(e)) from None
+        if finished is not None:  # nothing to play: no referee, no sandbox, no site, no token
+            done = sum(1 for _ in store.results([config.name]))
+            click.echo("\n".join(finished))
+            click.echo(f"league {config.name!r} is finished: its final standings were published ({done} matches "
+                       f"stored in {db_path}); nothing more is played. `sevenrocks publish --db {db_path} --out DIR` "
+                       "writes its site again.", err=True)
+            return
         game = League(config_path, config, settings, store, _NoExecutor(), say, final)
         kept = store.league_listen(config.name) if listen is None else None
         game.versions = Versions(SnapshotStore(snapshot_root(db_path)),
@@ -101,7 +131,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
                 f"{kept} is where this league listened last (kept in {db_path}, so remote entrants need not change "
                 "their address); free it, or pass --listen 127.0.0.1:0 for a new port")
             with listening("--listen", address, remedy):
-                _run(game, out_dir, db_path, cluster, address, tls, web, web_token, quiet)
+                _run(game, out_dir, db_path, cluster, address, tls, web, (web_token, new_web_token), quiet)
         except Interrupted as e:
             _publish(store, config, out_dir, db_path, None, site=False)  # a stop is prompt: the standings only
             done = sum(1 for _ in store.results([config.name]))
@@ -140,8 +170,12 @@ class _NoExecutor:
 
 
 def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen: str,
-         tls: tuple[bytes, bytes] | None, web: tuple[str, int] | None, web_token: str | None, quiet: bool) -> None:
+         tls: tuple[bytes, bytes] | None, web: tuple[str, int] | None, web_token: tuple[str | None, bool],
+         quiet: bool) -> None:
     """Run the league on a fresh event loop; SIGTERM stops it as Ctrl-C does, SIGHUP re-reads the config."""
+    from ..league.runner import run_league
+    from .common import harness_files, run_stoppable
+
     config = game.config
     logs = out_dir / "logs"
     hidden = harness_files(db_path, out_dir, game.path)  # the config too: it holds remote entrants' tokens
@@ -197,7 +231,7 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
         await desk.start()
         site = await _start_web(game, web, web_token, logs, referees, guard, desk) if web is not None else None
         try:
-            await run_league(game, None if quiet else _Reporter(game))
+            await run_league(game, _Reporter(game, guard, quiet))
         finally:
             await desk.stop()
             loop.remove_signal_handler(signal.SIGHUP)
@@ -213,26 +247,39 @@ def _run(game: League, out_dir: Path, db_path: Path, cluster: str | None, listen
 
 
 class _Reporter:
-    """One line per round: matches stored and the leader (a league may run for weeks: no bar)."""
+    """After each stored match: the deal guard is told (its twin, still playing, may now be watched live);
+    one line per round (unless ``quiet``): matches stored and the leader (a league may run for weeks: no
+    bar); and, quiet or not, one line per withdrawal naming why (the limit that killed it, or the fault)."""
 
-    def __init__(self, game: League) -> None:
+    def __init__(self, game: League, guard: DealGuard | None = None, quiet: bool = False) -> None:
         self.game = game
+        self.guard = guard
+        self.quiet = quiet
 
     def __call__(self, p: Progress) -> None:
+        from ..events.outcome import Withdrawn
+
         every = self.game.settings.round_matches
-        if p.outcome is not None and p.done % every == 0:
+        if p.outcome is not None and self.guard is not None:
+            self.guard.stored([p.outcome.task.match_id])
+        if isinstance(p.report, Withdrawn):
+            reason = p.report.reason
+            said = reason if reason.startswith("withdrawn") else f"withdrawn: {reason}"
+            click.echo(f"{p.report.entrant} {said}", err=True)
+        elif p.outcome is not None and p.done % every == 0 and not self.quiet:
             click.echo(f"{p.done} matches stored; leader {p.leader or '-'}", err=True)
-        elif isinstance(p.report, Withdrawn):
-            click.echo(f"{p.report.entrant} {p.report.reason}", err=True)
 
 
 def _deal_guard(game: League) -> DealGuard:
-    """The league's deal guard, told each round's duplicate groups as planned and its matches once it ends.
+    """The league's deal guard, told each round's duplicate groups as planned, each match once it is stored
+    (:class:`_Reporter`) and the round's matches once it ends.
 
     The arena's spectator feed and the live site both ask it (a duplicate match is
     shown only once every other match of its deal is stored); without it the feed
     showed no duplicate match at all, ever."""
     name = game.config.name
+    from ..referee.dealguard import DealGuard
+
     guard = DealGuard(game.config.duplicate)
     earlier = game.store.matches([name])  # stored before this run: their groups are complete
     guard.plan(earlier)
@@ -249,11 +296,14 @@ def _deal_guard(game: League) -> DealGuard:
     return guard
 
 
-async def _start_web(game: League, web: tuple[str, int], token: str | None, logs: Path,
+async def _start_web(game: League, web: tuple[str, int], asked: tuple[str | None, bool], logs: Path,
                      referees: list[Any], guard: DealGuard, desk: Any = None) -> Any:
     """The live site beside the league, showing what ``guard`` allows (see :func:`_deal_guard`)."""
+    from .common import listening
+
+    from ..submissions.authors import author_for
     from ..web.author import AuthorPages, author_token, league_secret
-    from ..web.server import LiveSite, viewer_token, viewer_url
+    from ..web.server import LiveSite, kept_viewer_token, viewer_url
 
     name = game.config.name
     shown_log: dict[str, int] = {}
@@ -268,7 +318,7 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
 
     game.on_round_end = ended
     host, port = web
-    token = viewer_token(host, token)
+    token = kept_viewer_token(game.store.db, name, host, *asked)  # kept: shared links survive a restart
     # The site answers on a thread of its own (web/webloop.py): what it calls reads the database
     # through that thread's own read-only connection (site.reader), never game.store.
     site = LiveSite(lambda: referees[0].feed if referees else None, game.store, name, guard, token, logs)
@@ -283,8 +333,20 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
         return out
 
     authors = AuthorPages(game.store, name, logs, tokens, lambda m: guard.shown(m.match_id), shown_log.get, desk,
-                          site.on_referee, site.replay_of)
+                          site.on_referee, site.replay_of, site.standings)
     authors.add_routes(site.app)
+
+    def an_author(given: str) -> bool:
+        """An author's token opens the public pages too (their page links the leaderboard)."""
+        if authors.entrant_of(given) is not None:
+            return True
+        reader = site.reader()
+        try:
+            return reader is not None and author_for(reader.db, given) is not None
+        except sqlite3.Error:  # no authors table yet (nobody registered): no author
+            return False
+
+    site.also = an_author
     if desk is not None:
         from ..web.submit import SubmitAPI
 
@@ -305,6 +367,9 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
     with listening("--web", f"{host}:{port}"):
         bound = await site.start(host, port)
     shown = f"[{host}]" if ":" in host else host
+    # Kept for `league authors add`, which prints the line an author submits with.
+    public = socket.gethostname() if host in ("0.0.0.0", "::", "") else shown
+    game.store.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (f"web_url:{name}", f"http://{public}:{bound}"))
     click.echo(f"live pages at {viewer_url(host, bound, token)}; authors open http://{shown}:{bound}/author/"
                f"?token=... with their token (listed in {listing})", err=True)
     return site
@@ -313,6 +378,8 @@ async def _start_web(game: League, web: tuple[str, int], token: str | None, logs
 def _publish(store: Store, config: EventConfig, out_dir: Path, db_path: Path, final: Standings | None,
              site: bool = True) -> None:
     """The standings, the site and (after --final) the final standings, written to ``out_dir``."""
+    from .common import BadInput
+
     from ..publish.leaderboard import LeaderboardError, build_leaderboard
     from ..publish.render import write_all
     from ..publish.site import publish_site

@@ -577,6 +577,19 @@ class Store:
             self.db.execute("UPDATE league SET final_at = ? WHERE event_id = ?", (time.time(), event_id))
             self.db.execute("UPDATE events SET finished_at = ? WHERE event_id = ?", (time.time(), event_id))
 
+    def keep_final_standings(self, event_id: str, standings: dict[str, Any]) -> None:
+        """Keep a league's final standings as published (``{"lines": [...], "json": {...}}``): a
+        finished league run again prints them from here, and the published site shows them."""
+        with self.transaction():
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                            (f"final_standings:{event_id}", json.dumps(standings)))
+
+    def final_standings_kept(self, event_id: str) -> dict[str, Any] | None:
+        """What :meth:`keep_final_standings` kept, or None (no final published, or one published before
+        they were kept)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (f"final_standings:{event_id}",)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
     def match_counts(self, event_id: str) -> dict[str, int]:
         """Entrant -> stored matches it played (a seat or two in one match count once)."""
         counts: dict[str, int] = {}

@@ -23,21 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import math
 import os
-import tomllib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..events.adaptive import result_of
-from ..events.config import ConfigError, Entrant, EventConfig, parse_config
+from ..events.config import ConfigError, Entrant, EventConfig
 from ..events.executor import Executor
 from ..events.outcome import Withdrawn
 from ..events.identity import digest, entrant_identity
 from ..events.planner import plan_round
 from ..events.schedule import MatchTask
+from .settings import LEAGUE_KEYS, MAX_ROUND_MATCHES, MAX_WAIT_S, LeagueSettings, load_league, parse_league
 from .status import State, write_status
 from ..versions.snapshots import SnapshotError, tree_digest
 from ..events.store import LeagueEntrant, Store
@@ -50,70 +49,6 @@ from ..stats.verdict import verdict
 
 #: The most matches one table of any format can be (every seat order of a deal, both ways round).
 MAX_TABLE_MATCHES = 64
-LEAGUE_KEYS = {"round_matches", "final_matches", "poll_s", "idle_s", "stop_after"}
-#: Upper bounds: a round is planned whole before the config is read again (200,000 matches a
-#: round blocked every reload), and a wait longer than an hour is a typo.
-MAX_ROUND_MATCHES = 10_000
-MAX_WAIT_S = 3600.0
-
-
-@dataclass(frozen=True, slots=True)
-class LeagueSettings:
-    """The ``[league]`` table (docs/league.md lists every key with its default)."""
-
-    #: Matches planned per round: how often the config is re-read and the field planner asked.
-    round_matches: int = 8
-    #: > 0: freeze the field and play this many more matches per active entrant, then publish the
-    #: final standings and stop (the same as ``--final N``).
-    final_matches: int = 0
-    #: How often the config file's modification time is checked while waiting.
-    poll_s: float = 2.0
-    #: With too few entrants available (remote ones offline), wait this long before looking again.
-    idle_s: float = 5.0
-    #: > 0: stop once this many matches are stored (a league that ends like an event's budget).
-    stop_after: int = 0
-
-
-def parse_league(data: dict[str, Any], source: str) -> tuple[EventConfig, LeagueSettings]:
-    """A league config: the event TOML plus an optional ``[league]`` table."""
-    data = dict(data)
-    raw = data.pop("league", {})
-    for key in ("submissions", "authors"):  # read by ..submissions.desk
-        data.pop(key, None)
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: [league] must be a table")
-    unknown = sorted(set(raw) - LEAGUE_KEYS)
-    if unknown:
-        raise ConfigError(f"{source}: [league]: unknown key {unknown[0]!r}; valid: {', '.join(sorted(LEAGUE_KEYS))}")
-    d = LeagueSettings()
-    values: dict[str, Any] = {}
-    for key in LEAGUE_KEYS:
-        default = getattr(d, key)
-        value = raw.get(key, default)
-        kind = (int, float) if isinstance(default, float) else int
-        if isinstance(value, bool) or not isinstance(value, kind):
-            raise ConfigError(f"{source}: [league].{key}: expected a {'number' if kind != int else 'whole number'}, "
-                              f"got {value!r}")
-        low = 1 if key == "round_matches" else 0
-        high = {"round_matches": MAX_ROUND_MATCHES, "poll_s": MAX_WAIT_S, "idle_s": MAX_WAIT_S}.get(key, math.inf)
-        if not math.isfinite(value) or value < low or value > high or (key in ("poll_s", "idle_s") and value <= 0):
-            raise ConfigError(f"{source}: [league].{key}: {value!r} is out of range; valid: "
-                              + (f"a number of seconds > 0, at most {high:g}" if kind != int
-                                 else f"a whole number >= {low}" + (f", at most {high:g}" if high < math.inf else "")))
-        values[key] = float(value) if kind != int else value
-    return parse_config(data, source, league=True), LeagueSettings(**values)
-
-
-def load_league(path: Path) -> tuple[EventConfig, LeagueSettings]:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"cannot read config {path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text; a config is a TOML file saved as UTF-8") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    return parse_league(data, str(path))
 
 
 def league_fingerprint(config: EventConfig) -> str:
@@ -300,6 +235,33 @@ def final_standings(store: Store, config: EventConfig, active: Sequence[str]) ->
         rows.append(Standing(place, name, r.mu, r.sigma, counts.get(name, 0),
                              None if nb is None else nb.p_ahead, None if nb is None else nb.settled))
     return Standings(tuple(rows), v.settled and len(order) > 1, config.ratings.level, len(matches))
+
+
+def keep_final(store: Store, event: str, standings: Standings) -> None:
+    """Keep the final standings as published (their lines and JSON) in the database.
+
+    Why: a finished league run again prints them from there, at once, without fitting,
+    pinning bots or starting a referee (:func:`finished_league`); and the published site
+    shows the same final the console printed."""
+    store.keep_final_standings(event, {"lines": standings.lines(), "json": standings.to_json()})
+
+
+def finished_league(store: Store, config: EventConfig) -> list[str] | None:
+    """The final standings' lines of a league whose final was published; None while it is not finished.
+
+    A league finished before they were kept has them fitted again from its stored results (the
+    versions in play when it closed: not retired, not withdrawn)."""
+    if not store.is_league(config.name):
+        return None
+    if store.league_state(config.name).final_at is None:
+        return None
+    kept = store.final_standings_kept(config.name)
+    if kept is not None:
+        return [str(line) for line in kept["lines"]]
+    active = [r.name for r in store.league_entrants(config.name) if r.retired_at is None and not r.withdrawn]
+    standings = final_standings(store, config, active)
+    keep_final(store, config.name, standings)
+    return standings.lines()
 
 
 # ---------------------------------------------------------------------- the league's rounds
@@ -599,6 +561,7 @@ class League:
         if self._final_done:
             active = [e.name for e in self.field_ if e.name not in run.plan.withdrawn]
             self.final_standings = final_standings(self.store, self.config, active)
+            keep_final(self.store, self.config.name, self.final_standings)
             self.store.final_published(self.config.name)
 
 

@@ -14,7 +14,8 @@ through it; a request without an HTTP version (HTTP/0.9) is not answered.
 
 Access: on a loopback address anyone on this machine may watch; on any other
 address every request needs the viewer token (``?token=`` once, then a cookie, or
-``Authorization: Bearer``), like the gRPC Spectator service.
+``Authorization: Bearer``), like the gRPC Spectator service. A league's authors' own tokens
+open the same pages (:attr:`LiveSite.also`): their page links the public leaderboard.
 """
 
 from __future__ import annotations
@@ -93,6 +94,9 @@ class LiveSite:
         self.token = token
         self.log_dir = log_dir
         self.total = total
+        #: Other tokens that may view the site (a league's authors: they see the public leaderboard
+        #: too); called on the web thread. None: the viewer token only.
+        self.also: Callable[[str], bool] | None = None
         #: Read-only connections to the event's database, one per thread that reads (the web thread).
         self.readers = Readers(store.path) if store is not None else None
         self.web = WebLoop()
@@ -191,12 +195,14 @@ class LiveSite:
         bearer = request.headers.get("Authorization", "")
         if bearer.startswith("Bearer "):
             given = given or bearer[7:]
-        if not secrets.compare_digest(given.encode(), self.token.encode()):
+        viewer = secrets.compare_digest(given.encode(), self.token.encode())
+        if not viewer and not (given and self.also is not None and self.also(given)):
             return web.Response(status=401, text="This viewer needs its token: open the address the server "
-                                                 "printed (it ends in ?token=...).\n")
+                                                 "printed (it ends in ?token=...), or, as an author, the "
+                                                 "leaderboard link of your author page.\n")
         response = await handler(request)
         if request.query.get("token") and not response.prepared:
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="Strict")
+            response.set_cookie(COOKIE, given, httponly=True, samesite="Strict")
         return response
 
     # ------------------------------------------------------------------ pages
@@ -397,6 +403,25 @@ def viewer_token(host: str, given: str | None) -> str | None:
     if given:
         return given
     return None if is_loopback(host) else secrets.token_urlsafe(18)
+
+
+def kept_viewer_token(db: Any, event: str, host: str, given: str | None, renew: bool = False) -> str | None:
+    """The viewer token of a league, kept in its database (``db``, the writer's connection) like its port.
+
+    Why: every link the organiser shared ends in ``?token=...``; a token made anew at each
+    start answered all of them 401 after a restart. So the token made once is kept and used
+    again; ``given`` (``--web-token``) replaces it, ``renew`` (``--new-web-token``) makes a new
+    one (the old links stop working). On loopback without either, none is needed (nor made).
+    """
+    key = f"viewer_token:{event}"
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    kept = None if row is None else str(row[0])
+    token = given or (None if renew else kept)
+    if token is None and (renew or not is_loopback(host)):
+        token = secrets.token_urlsafe(18)
+    if token is not None and token != kept:
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, token))
+    return token
 
 
 def viewer_url(host: str, port: int, token: str | None) -> str:
