@@ -65,6 +65,9 @@ async def direct(fn: Callable[[], Awaitable[Any]]) -> Any:
 #: Renders the live site's replay page of one match by its id: (status, content type, text); None: no pages.
 Replay = Callable[[str], Awaitable["tuple[int, str, str] | None"]]
 
+#: The live site's standings as its live page gets them: ``{"rows": [{"place", "name", "mu", "sigma", ...}]}``.
+Standings = Callable[[], Awaitable[dict[str, Any]]]
+
 #: How many of a version's newest matches, and lines of its log, the page shows.
 NEWEST = 30
 LOG_LINES = 80
@@ -161,7 +164,8 @@ class AuthorPages:
 
     def __init__(self, store: Store, event: str, log_dir: Path, tokens: Callable[[], dict[str, str]],
                  visible: Callable[[StoredMatch], bool], log_limit: Callable[[str], int | None],
-                 desk: Desk | None = None, on_referee: OnReferee | None = None, replay: Replay | None = None) -> None:
+                 desk: Desk | None = None, on_referee: OnReferee | None = None, replay: Replay | None = None,
+                 standings: Standings | None = None) -> None:
         """``store``: the event's database, read on the web thread through a read-only connection of
         that thread's own; ``tokens`` and ``visible`` are called on the web thread. ``desk``: the
         league's submissions, whose tables are read on the referee's loop (``on_referee``), where the
@@ -181,6 +185,8 @@ class AuthorPages:
         self.log_limit = log_limit
         self.failed = FailedTokens()
         self.replay = replay
+        #: The live standings (:meth:`..web.server.LiveSite.standings`): the holder's place, rating and interval.
+        self.standings = standings
         #: Holders whose archive is being written now (one download each at a time).
         self._downloading: set[str] = set()
 
@@ -242,9 +248,22 @@ class AuthorPages:
         # A registered author's unranked challenges (their own results only).
         label = who.label
         challenges = await self.on_referee(lambda: self._challenges(label)) if who.subs is not None else ""
+        standing = await self.standing_rows(versions)
         page = self.render(store, who.label, versions, int(before) if before.isdigit() else None,
-                           request.query.get("token"), who.subs, who.named, challenges)
+                           request.query.get("token") or bearer_of(request), who.subs, who.named, challenges,
+                           standing)
         return web.Response(text=page, content_type="text/html", headers=PRIVATE)
+
+    async def standing_rows(self, versions: list[str]) -> list[dict[str, Any]] | None:
+        """The standings' rows of the holder's versions (None: the site has no standings yet)."""
+        if self.standings is None:
+            return None
+        try:
+            answer = await self.standings()
+        except RuntimeError:  # the page process failed on this version of the pages: the page goes on without
+            return None
+        rows = answer.get("rows") or []
+        return [r for r in rows if r.get("name") in set(versions)]
 
     def own_shown(self, store: Store, versions: list[str], match_id: str) -> StoredMatch | None:
         """The match ``match_id`` if it is of this event, one of ``versions`` played it, and it is shown."""
@@ -366,14 +385,17 @@ class AuthorPages:
 
     def render(self, store: Store, base: str, versions: list[str], before: int | None = None,
                token: str | None = None, subs: list[ledger.Submission] | None = None,
-               named: dict[int, str | None] | None = None, challenges: str = "") -> str:
+               named: dict[int, str | None] | None = None, challenges: str = "",
+               standing: list[dict[str, Any]] | None = None) -> str:
         with_token = f"&token={quote(token)}" if token else ""
+        board = "/" + (f"?token={quote(token)}" if token else "")
         parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>"
                  "<link rel=stylesheet href='/static/site.css'><link rel=icon href='data:,'>",
                  f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions)) or 'none yet'}</p>",
                  f"<p><a id=archive href='archive.zip?{with_token[1:]}' download>Download your records "
                  "and logs</a> (one .zip: every shown match's record, your versions' logs, your submissions' "
-                 "build and validation logs)</p>"]
+                 "build and validation logs)</p>",
+                 render_standing(standing, versions, board)]
         if subs is not None:
             parts.append(self.render_submissions(subs, named or {}))
             parts.append(challenges)
@@ -383,16 +405,19 @@ class AuthorPages:
             if len(own) == NEWEST:
                 oldest = own[-1].index if oldest is None else max(oldest, own[-1].index)
             where = "newest" if before is None else f"before match index {before}:"
-            parts.append(f"<h2>{html.escape(version)}: {where} {len(own)} matches</h2><table>"
-                         "<tr><th>match</th><th>seats</th><th>scores</th><th>end</th><th>fault</th></tr>")
+            parts.append(f"<h2>{html.escape(version)}: {where} {len(own)} matches</h2><table class=own-matches>"
+                         "<tr><th>match</th><th>result</th><th>score (yours first)</th><th>partner</th>"
+                         "<th>opponents</th><th>end</th><th>fault</th></tr>")
             for m in own:
                 fault = "" if m.fault is None else f"{m.seats[m.fault.seat]}: {m.fault.cause.value} {m.fault.detail}"
                 shown = html.escape(m.match_id)
                 if self.replay is not None:
                     href = f"?replay={quote(m.match_id)}{with_token}"  # quote()d: nothing HTML could read
                     shown = f"<a class=replay href='{href}'>{shown}</a>"
-                parts.append(f"<tr><td>{shown}</td><td>{html.escape(' '.join(m.seats))}</td>"
-                             f"<td>{html.escape(str(list(m.scores)))}</td><td>{html.escape(m.reason)}</td>"
+                side = your_side(m, version)
+                parts.append(f"<tr><td>{shown}</td><td class='result {side.result}'>{side.result}</td>"
+                             f"<td>{html.escape(side.score)}</td><td>{html.escape(side.partner or '–')}</td>"
+                             f"<td>{html.escape(', '.join(side.opponents))}</td><td>{html.escape(m.reason)}</td>"
                              f"<td>{html.escape(fault)}</td></tr>")
             parts.append("</table>")
             if before is not None:
@@ -438,6 +463,57 @@ class AuthorPages:
         if not subs:
             rows.append("<tr><td colspan=6>none yet: sevenrocks submit PATH --to URL --token TOKEN</td></tr>")
         return "\n".join([*rows, "</table>", *logs])
+
+
+def bearer_of(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    return header[7:].strip() or None if header.startswith("Bearer ") else None
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One match as its author reads it: from their version's side of the table."""
+
+    result: str  # "won", "lost" or "drawn"
+    score: str  # "250–70": their side's score first
+    partner: str | None
+    opponents: tuple[str, ...]
+
+
+def your_side(m: StoredMatch, version: str) -> Side:
+    """``m`` from ``version``'s side: won or lost, the score (theirs first), the partner and the opponents.
+
+    Scores are per side: one per seat, or one per partnership (seats 0 and 2 against 1 and 3)."""
+    sides = len(m.scores) or 1
+    seat = m.seats.index(version)
+    team = seat % sides
+    partner = next((n for i, n in enumerate(m.seats) if i != seat and i % sides == team), None)
+    opponents = tuple(n for i, n in enumerate(m.seats) if i % sides != team)
+    if m.winner is None:
+        result = "drawn"
+    else:
+        result = "won" if m.winner == team else "lost"
+    others = [str(sc) for t, sc in enumerate(m.scores) if t != team]
+    score = "–".join([str(m.scores[team]) if m.scores else "?", *others])
+    return Side(result, score, partner, opponents)
+
+
+def render_standing(rows: list[dict[str, Any]] | None, versions: list[str], board: str) -> str:
+    """The holder's place, rating and its interval, as the standings state them, and the way to the leaderboard."""
+    link = f"<p><a id=leaderboard href='{html.escape(board)}'>The league's leaderboard</a> (every entrant)</p>"
+    if not rows:
+        why = "no rated match yet" if rows is not None else "no standings yet"
+        return f"<h2>Your standing</h2><p id=standing>{why}: {html.escape(', '.join(versions)) or 'no version'}</p>" + link
+    out = ["<h2>Your standing</h2><table id=standing><tr><th>version</th><th>place</th><th>rating (μ)</th>"
+           "<th>95% interval</th><th>conservative</th><th>matches</th><th>won</th><th>lost</th></tr>"]
+    for r in rows:
+        mu, sigma = r.get("mu"), r.get("sigma")
+        interval = f"{mu - 1.96 * sigma:.1f} … {mu + 1.96 * sigma:.1f}" if mu is not None and sigma is not None else "–"
+        out.append(f"<tr><td>{html.escape(str(r['name']))}</td><td class=place>{html.escape(str(r.get('place', '–')))}"
+                   f"</td><td class=rating>{'–' if mu is None else f'{mu:.1f}'}</td><td class=interval>{interval}</td>"
+                   f"<td>{r.get('rating', '–')}</td><td>{r.get('matches', 0)}</td><td>{r.get('wins', 0)}</td>"
+                   f"<td>{r.get('losses', 0)}</td></tr>")
+    return "\n".join([*out, "</table>", link])
 
 
 #: Headers of everything the author pages send: never cached, never named to another site.

@@ -81,8 +81,9 @@ class _Pages:
             if pages is None:
                 return {"rows": [], "done": 0, "total": None}
             lb = pages.lb
-            rows = [{"rank": r.rank, "name": r.name, "rating": round(r.conservative, 2), "matches": r.matches,
-                     "wins": r.wins, "draws": r.draws, "losses": r.losses} for r in lb.bots]
+            rows = [{"rank": r.rank, "place": str(getattr(r, "place", None) or r.rank), "name": r.name,
+                     "rating": round(r.conservative, 2), "mu": round(r.mu, 3), "sigma": round(r.sigma, 3),
+                     "matches": r.matches, "wins": r.wins, "draws": r.draws, "losses": r.losses} for r in lb.bots]
             return {"rows": rows, "done": lb.matches, "total": lb.scheduled}
         if pages is None:
             if what == "index":
