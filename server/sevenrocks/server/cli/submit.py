@@ -73,7 +73,7 @@ Exit status: 0 when the bot is active, 1 when it was rejected, 2 when the upload
 A challenge: 0 once its matches are played, 1 when it was cancelled, 2 when it was refused.""")
 @click.argument("targets", nargs=-1, required=True, metavar="PATH | --challenge NAME [NAME...]")
 @click.option("--to", "url", required=True, metavar="URL", help="The league's web address (its --web), e.g. http://HOST:8080.")
-@click.option("--token", envvar="SEVENROCKS_AUTHOR_TOKEN", required=True,
+@click.option("--token", envvar="SEVENROCKS_AUTHOR_TOKEN", default=None,
               help="Your author token (or set SEVENROCKS_AUTHOR_TOKEN, which keeps it out of your shell history).")
 @click.option("--name", default=None, help="The entrant this becomes a version of (default: your author name).")
 @click.option("--challenge", is_flag=True,
@@ -85,8 +85,8 @@ A challenge: 0 once its matches are played, 1 when it was cancelled, 2 when it w
               help="Follow the submission until it is active or rejected (a challenge: until it is played).")
 @click.option("--timeout", type=click.FloatRange(min=1), default=1800, show_default=True,
               help="Seconds to follow it before giving up (it goes on at the league).")
-def submit(targets: tuple[str, ...], url: str, token: str, name: str | None, challenge: bool, matches: int | None,
-           wait: bool, timeout: float) -> None:
+def submit(targets: tuple[str, ...], url: str, token: str | None, name: str | None, challenge: bool,
+           matches: int | None, wait: bool, timeout: float) -> None:
     """Send the bot in PATH (a folder or an archive) to a league, then print each step it passes:
     received, unpacked, built, validated, active — or rejected, with the reason and the log.
 
@@ -100,6 +100,11 @@ def submit(targets: tuple[str, ...], url: str, token: str, name: str | None, cha
     see the results (here, on your page at URL/author/ and through the API); they
     never count in ratings or standings.
     """
+    if not token:
+        raise click.UsageError("no author token: pass --token TOKEN, or set SEVENROCKS_AUTHOR_TOKEN=TOKEN (which "
+                               "keeps it out of your shell history); the organiser's `sevenrocks league authors "
+                               "add` printed it")
+    url = site_root(url)
     if challenge:
         _challenge(url.rstrip("/"), token, list(targets), matches, wait, timeout)
         return
@@ -121,6 +126,7 @@ def submit(targets: tuple[str, ...], url: str, token: str, name: str | None, cha
         click.echo(f"follow it at {base}/author/ or {base}{answer['url']}")
         return
     shown = "received"
+    passed = 1  # states of the league's history already printed ("received", above)
     started = time.monotonic()
     step_started = started
     interactive = sys.stderr.isatty()
@@ -130,10 +136,15 @@ def submit(targets: tuple[str, ...], url: str, token: str, name: str | None, cha
         if status != 200:
             raise click.ClickException(f"the league answered {status}: {sub.get('error', sub)}")
         state = sub["state"]
-        if state != shown:
+        history = sub.get("states")  # every state passed, as the league recorded it (older leagues: none)
+        steps = ([(h["state"], float(h["at"]) - float(sub["received_at"])) for h in history[passed:]]
+                 if history else [] if state == shown else [(state, time.monotonic() - started)])
+        if steps:
             if interactive:
                 click.echo("\r" + " " * 60 + "\r", nl=False, err=True)
-            click.echo(f"{state} (+{time.monotonic() - started:.1f} s)")
+            for step, at in steps:
+                click.echo(f"{step} (+{at:.1f} s)")
+            passed += len(steps)
             shown, step_started = state, time.monotonic()
         if state == "active":
             click.echo(f"active: {sub.get('version') or entrant} plays in the league from its next round")
@@ -157,6 +168,19 @@ def submit(targets: tuple[str, ...], url: str, token: str, name: str | None, cha
             last_state, next_note = state, 10.0
         time.sleep(0.5)
     raise click.ClickException(f"still {shown} after {timeout:g} s; it goes on at the league: see {base}/author/")
+
+
+def site_root(url: str) -> str:
+    """``--to`` checked: the league site's root, ``http(s)://HOST:PORT``, or a one-line error saying what to change."""
+    parsed = urllib.parse.urlsplit(url.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise click.BadParameter(f"{url!r} has no http:// or https:// in front: add http:// (for example "
+                                 f"--to http://{url.split('://')[-1].strip('/') or 'HOST:8080'})", param_hint="--to")
+    if parsed.path.strip("/") or parsed.query or parsed.fragment:
+        root = f"{parsed.scheme}://{parsed.netloc}"
+        raise click.BadParameter(f"{url!r}: the URL is the league site's root, with no path: --to {root} "
+                                 "(the address the league's --web printed)", param_hint="--to")
+    return f"{parsed.scheme}://{parsed.netloc}"
 
 
 def _result_line(r: dict[str, Any]) -> str:

@@ -47,6 +47,12 @@ CREATE TABLE IF NOT EXISTS submissions (
     updated_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS submissions_by_author ON submissions (author, received_at);
+CREATE TABLE IF NOT EXISTS submission_states (
+    id INTEGER NOT NULL,                   -- the submission
+    state TEXT NOT NULL,                   -- each state it passed, in order (``submit`` prints every one)
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS submission_states_by_id ON submission_states (id);
 """
 
 #: Names an author (and an entrant) may have: they appear in URLs, file names and HTML.

@@ -36,6 +36,7 @@ import os
 import secrets
 import shutil
 import signal
+import re
 import subprocess
 import sys
 import tempfile
@@ -131,6 +132,21 @@ def hand_to(folder: Path, uid: int | None) -> None:
     os.chmod(folder, 0o700)
 
 
+#: What a build's log says when it tried to download (npm, pip, cargo, curl, git, Go): a build has no network.
+NETWORK_WORDS = re.compile(r"EAI_AGAIN|ENOTFOUND|ENOTCACHED|ENETUNREACH|getaddrinfo|Temporary failure in name "
+                           r"resolution|Could not resolve host|Name or service not known|Network is unreachable|"
+                           r"No matching distribution found|failed to (?:download|query replaced source|get)|"
+                           r"dial tcp|offline mode|only-if-cached|--offline", re.IGNORECASE)
+OFFLINE_REMEDY = ("Ship what it downloads in the bundle: node_modules (run `npm ci` before you submit), Python "
+                  "packages vendored into the folder (`pip install --target vendor ...`), `cargo vendor` with "
+                  "`--offline` builds, or a build that only compiles what is there.")
+
+
+def wanted_network(log: str) -> bool:
+    """Whether a failed build's log shows it tried the network (which a build never has)."""
+    return NETWORK_WORDS.search(log) is not None
+
+
 def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), contained: bool = True,
               read_only: Sequence[str] = (), cgroups: CgroupRoot | None = None, uid: int | None = None,
               view: dict[str, object] | None = None) -> BuildResult:
@@ -141,7 +157,9 @@ def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), c
     be root). ``view``: without bubblewrap, the jail's private mount namespace that covers the
     league's files and has no network (:meth:`..sandbox.sandbox.Sandbox.private_view`)."""
     contained = contained and _bwrap_usable()
-    env = {"PATH": build_path(read_only), "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "SEVENROCKS_BUILD": "1"}
+    env = {"PATH": build_path(read_only), "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "SEVENROCKS_BUILD": "1",
+           # There is no network: package managers told so fail at once, not after minutes of retries.
+           "npm_config_offline": "true", "PIP_NO_INDEX": "1", "CARGO_NET_OFFLINE": "true"}
     note = "" if contained else "(built without bubblewrap: only limits, a uid of its own and, as root, a " \
                                 "private view without the network held it)\n"
     argv = build_argv(folder, command, limits, contained, read_only)
@@ -223,6 +241,9 @@ def _watch(folder: Path, argv: list[str], env: dict[str, str], limits: BuildLimi
     if proc.returncode != 0:
         how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
                else f"exited with status {proc.returncode}")
+        if (contained or view is not None) and wanted_network(log):
+            return BuildResult(False, log, f"the build command {how}: it tried to reach the network, and a build "
+                                           f"has none (it runs offline in the sandbox). {OFFLINE_REMEDY}")
         return BuildResult(False, log, f"the build command {how} (its log shows why)")
     return BuildResult(True, log)
 

@@ -206,10 +206,15 @@ class Desk:
         """The league's name for a submission that joined the field (``NAME`` or ``NAME@N``)."""
         if sub.folder is None or sub.state not in ("active", "retired", "disqualified"):
             return None
-        for row in self.league.store.league_entrants(self.league.config.name):
-            if row.base == sub.entrant and row.command and any(sub.folder in word for word in row.command):
+        rows = [r for r in self.league.store.league_entrants(self.league.config.name) if r.base == sub.entrant]
+        for row in rows:
+            if row.command and any(sub.folder in word for word in row.command):
                 return row.name
-        return None
+        if sub.state != "active":
+            return None
+        # Active, not in the field yet (it joins at the league's next round): the next version's name.
+        newest = max((r.version for r in rows), default=0)
+        return sub.entrant if newest == 0 else f"{sub.entrant}@{newest + 1}"
 
     def config_names(self) -> set[str]:
         """Entrant names the organiser's config holds (no author may submit under one)."""

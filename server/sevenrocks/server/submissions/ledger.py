@@ -73,6 +73,7 @@ def create(db: sqlite3.Connection, author: str, entrant: str, upload: Path) -> i
     cur = db.execute("INSERT INTO submissions (author, entrant, state, upload, received_at, updated_at) "
                      "VALUES (?, ?, 'received', ?, ?, ?)", (author, entrant, str(upload), now, now))
     assert cur.lastrowid is not None
+    db.execute("INSERT INTO submission_states (id, state, at) VALUES (?, 'received', ?)", (cur.lastrowid, now))
     return cur.lastrowid
 
 
@@ -86,6 +87,15 @@ def advance(db: sqlite3.Connection, sid: int, state: str, **fields: Any) -> None
         sets.append(f"{key} = ?")
         values.append(json.dumps(value) if key == "manifest" and value is not None else value)
     db.execute(f"UPDATE submissions SET {', '.join(sets)} WHERE id = ?", (*values, sid))
+    db.execute("INSERT INTO submission_states (id, state, at) VALUES (?, ?, ?)", (sid, state, values[1]))
+
+
+def history(db: sqlite3.Connection, sid: int) -> list[tuple[str, float]]:
+    """Every state submission ``sid`` passed, in order, with when: a client polling now and then
+    missed the quick ones (``validated`` a moment before ``active``), so the league keeps them."""
+    ensure_tables(db)
+    return [(str(s), float(at)) for s, at in
+            db.execute("SELECT state, at FROM submission_states WHERE id = ? ORDER BY rowid", (sid,))]
 
 
 def get(db: sqlite3.Connection, sid: int) -> Submission | None:

@@ -183,6 +183,7 @@ class SubmitAPI:
                 return _error(404, "no such submission of yours")
             out: dict[str, Any] = sub.to_json()
             out["version"] = self.desk.version_of(sub)
+            out["states"] = [{"state": st, "at": at} for st, at in ledger.history(self.db, sid)]
             out["queued"] = sub.state in ledger.UNFINISHED
             return web.json_response(out)
 
