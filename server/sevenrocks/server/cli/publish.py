@@ -6,6 +6,7 @@ standings in one format, ``publish`` writes the whole static site around them.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import click
 from ..events.store import Store, StoreError
 from ..league.status import read_status
 from ..publish.leaderboard import LeaderboardError, build_leaderboard
-from ..publish.render import FORMATS, render
+from ..publish.render import FORMATS, render, render_table
 
 
 @click.command("leaderboard")
@@ -48,7 +49,10 @@ def leaderboard(db_path: Path, fmt: str, out_path: Path | None, event: str | Non
         raise click.ClickException(str(e)) from None
     for status in statuses:
         click.echo(status.line(), err=True)
-    text = render(lb, fmt)
+    if fmt == "table" and out_path is None and not sys.stdout.isatty():
+        text = render_table(lb, plain=True)  # a pipe or a log: plain, narrow tables
+    else:
+        text = render(lb, fmt)
     if out_path is None:
         click.echo(text, nl=False)
     else:

@@ -216,7 +216,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
             raise BadInput(f"--out {out_dir}: cannot write the leaderboard ({e.strerror}); the results are "
                            f"safe in {db_path}: `sevenrocks leaderboard --db {db_path}` prints it again") from None
     if not quiet:
-        click.echo(render_table(lb, pair_rows=TERMINAL_PAIRS))
+        # A log or a pipe gets plain, narrow tables (every column stays in leaderboard.txt).
+        click.echo(render_table(lb, pair_rows=TERMINAL_PAIRS, plain=not sys.stdout.isatty()))
     for line in summary(config, plan, db_path, out_dir / "logs"):
         click.echo(line, err=True)
     click.echo(f"stored in {db_path}; leaderboard written to {', '.join(str(p) for p in written)}; "

@@ -202,12 +202,18 @@ def lifecycle_lines(lb: Leaderboard) -> list[str]:
     return lines
 
 
-def render_table(lb: Leaderboard, pair_rows: int | None = None) -> str:
+#: The columns of a plain table (a log or a pipe): what a reader of a log needs, about 100 characters wide.
+PLAIN_COLUMNS = ("rank", "name", "mu-3σ", "mu", "σ", "order", "matches", "W-D-L", "win rate", "forfeits")
+
+
+def render_table(lb: Leaderboard, pair_rows: int | None = None, plain: bool = False) -> str:
     """Fixed-width text tables (``leaderboard.txt``, and what the terminal shows).
 
     ``pair_rows``: show only that many partnership rows, and say where the rest are
-    (the terminal's view of a large field; the file always has every row)."""
-    columns = columns_of(lb)
+    (the terminal's view of a large field; the file always has every row). ``plain``:
+    no box drawing and only :data:`PLAIN_COLUMNS` (standard output that is not a
+    terminal: a log, a pipe, a file; every column stays in ``leaderboard.txt``)."""
+    columns = [c for c in columns_of(lb) if not plain or c[0] in PLAIN_COLUMNS]
     headers = [h for h, _ in columns]
     lines: list[str] = []
     for label, rows in (("Bots", lb.bots), ("Partnership pairings", lb.pairs)):
@@ -215,7 +221,7 @@ def render_table(lb: Leaderboard, pair_rows: int | None = None) -> str:
             continue
         shown = rows if label == "Bots" or pair_rows is None else rows[:pair_rows]
         title = f"{label} — {_title(lb)}" if label == "Bots" else label
-        lines += text_table(title, headers, [[cell(r) for _, cell in columns] for r in shown])
+        lines += text_table(title, headers, [[cell(r) for _, cell in columns] for r in shown], plain=plain)
         if len(shown) < len(rows):
             lines.append(f"(the first {len(shown)} of {len(rows):,} partnerships; every one is in "
                          f"{FILE_NAMES['table']} and the other formats)")
@@ -227,7 +233,7 @@ def render_table(lb: Leaderboard, pair_rows: int | None = None) -> str:
             ("first", "second", "deals", "first won both", "split", "second won both", "margin/deal", "95% CI"),
             [(d.first, d.second, str(d.deals), str(d.first_both), str(d.split), str(d.second_both),
               _f(d.margin_per_deal, 1), _dup_ci(d)) for d in lb.duplicates],
-            left=("first", "second"))
+            left=("first", "second"), plain=plain)
     lines += lifecycle_lines(lb)
     return "\n".join(lines) + "\n"
 
@@ -350,6 +356,7 @@ def render_html(lb: Leaderboard, site: dict[str, Any] | None = None) -> str:
         css=static_text("site.css") if site is None else "", js=static_text("site.js") if site is None else "",
         unplayable=any(c["why"] == "shares a bot" for row in matrix for c in row),
         data_json=script_json({"bots": [r.name for r in lb.bots], "pairs": [r.name for r in lb.pairs]}),
+        retired=set((site or {}).get("retired") or ()), final=(site or {}).get("final"),
     )
 
 

@@ -211,9 +211,19 @@ class SitePages:
         self._bot_pages: dict[str, BotPage] | None = None
         self.bot_rows = {r.name: r for r in self.lb.bots}
         self.pair_rows = {r.name: r for r in self.lb.pairs}
+        #: A league's versions no longer in play (a newer version replaced them, or the organiser
+        #: removed them): marked on the leaderboard, never ranked in its final.
+        self.retired: set[str] = set()
+        #: A league's final standings, once published (``{"lines", "json"}``): the site leads with them.
+        self.final: dict[str, Any] | None = None
+        for ev in self.event_ids:
+            if store.is_league(ev):
+                self.retired |= {r.name for r in store.league_entrants(ev) if r.retired_at is not None}
+                self.final = store.final_standings_kept(ev) or self.final
 
     def index(self) -> str:
-        return render_html(self.lb, {"root": "", "live": self.live, "bot_files": self.bot_files})
+        return render_html(self.lb, {"root": "", "live": self.live, "bot_files": self.bot_files,
+                                     "retired": self.retired, "final": self.final})
 
     def chunk(self, k: int) -> str:
         part = self.rows[k * CHUNK:(k + 1) * CHUNK]

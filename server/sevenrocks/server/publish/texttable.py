@@ -32,10 +32,12 @@ def _header_lines(header: str, width: int) -> list[str]:
 
 
 def text_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
-               left: Collection[str] = ("name",)) -> list[str]:
+               left: Collection[str] = ("name",), plain: bool = False) -> list[str]:
     """The lines of a boxed table: ``title``, the (wrapped) headers, one line per row.
 
     Columns whose header is in ``left`` are left-aligned, the others right-aligned.
+    ``plain``: no box, columns two spaces apart and a dashed rule under the headers (for a
+    log or a pipe, where box-drawing characters are noise and every cell costs width).
     """
     values = [max((cell_len(r[i]) for r in rows), default=0) for i in range(len(headers))]
     heads = [_header_lines(h, w) for h, w in zip(headers, values)]
@@ -46,6 +48,14 @@ def text_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]
 
     def rule(a: str, fill: str, mid: str, b: str) -> str:
         return a + mid.join(fill * (w + 2) for w in widths) + b
+
+    if plain:
+        out = [title]
+        for k in range(depth):
+            out.append("  ".join(_pad(h[k], w, a) for h, w, a in zip(heads, widths, aligned)).rstrip())
+        out.append("  ".join("-" * w for w in widths))
+        out += ["  ".join(_pad(c, w, a) for c, w, a in zip(r, widths, aligned)).rstrip() for r in rows]
+        return out
 
     out = [title, rule("┏", "━", "┳", "┓")]
     for k in range(depth):
