@@ -71,6 +71,7 @@ class LeagueRun:
         self.lines: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
+        self.live = ""
 
     def add_author(self, name: str) -> str:
         with Store(self.db, writer=False) as store:
@@ -78,21 +79,23 @@ class LeagueRun:
         assert token is not None
         return token
 
-    def start(self, timeout: float = 90.0, args: tuple[str, ...] = ()) -> LeagueRun:
-        """``args``: more options of ``sevenrocks league`` (``--sandbox rlimits``)."""
+    def start(self, timeout: float = 90.0, args: tuple[str, ...] = (), web: str = "127.0.0.1:0") -> LeagueRun:
+        """``args``: more options of ``sevenrocks league`` (``--sandbox rlimits``); ``web``: the --web address.
+        Sets :attr:`url` (the site's root on 127.0.0.1) and :attr:`live` (the viewer URL the league printed)."""
         env = {k: v for k, v in os.environ.items() if k != "SEVENROCKS_SANDBOX"}  # the user's default: auto
         self.lines = []
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "sevenrocks.server.cli", "league", str(self.config), "--db", str(self.db),
-             "--out", str(self.folder / "out"), "--web", "127.0.0.1:0", *args],
+             "--out", str(self.folder / "out"), "--web", web, *args],
             cwd=self.folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self._read, daemon=True).start()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for line in list(self.lines):
-                found = re.search(r"live pages at (http://127\.0\.0\.1:\d+)/", line)
+                found = re.search(r"live pages at (http://[^/\s]+:(\d+))(/\S*)", line)
                 if found:
-                    self.url = found.group(1)
+                    self.url = f"http://127.0.0.1:{found.group(2)}"
+                    self.live = found.group(1) + found.group(3)
                     return self
             assert self.proc.poll() is None, "".join(self.lines)
             time.sleep(0.05)
