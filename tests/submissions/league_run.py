@@ -92,7 +92,7 @@ class LeagueRun:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for line in list(self.lines):
-                found = re.search(r"live pages at (http://[^/\s]+:(\d+))(/\S*)", line)
+                found = re.search(r"live pages at (http://[^/\s]+:(\d+))(/[^\s;]*)", line)
                 if found:
                     self.url = f"http://127.0.0.1:{found.group(2)}"
                     self.live = found.group(1) + found.group(3)

@@ -11,7 +11,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -23,7 +25,9 @@ from urllib.parse import parse_qs, urlsplit
 import aiohttp
 import pytest
 
-from .bundles import sdk_bot
+from sevenrocks.server.submissions.build import run_build
+
+from .bundles import ROOT, sdk_bot
 from .league_run import LeagueRun, page, submit
 
 VIEWER = "viewer-secret-token"
@@ -140,3 +144,37 @@ def test_the_viewer_token_survives_a_restart_and_is_renewed_only_when_asked(tmp_
         assert page(f"{league.url}/live.html?token={first}")[0] == 401
     finally:
         league.stop()
+
+
+def _submit_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "submit", *args], capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def test_submit_tells_a_url_without_scheme_a_url_with_a_path_and_a_missing_token(tmp_path: Path) -> None:
+    bot = sdk_bot(tmp_path / "bot")
+    bare = _submit_cli(str(bot), "--to", "127.0.0.1:8080", "--token", "sr_x")
+    assert bare.returncode == 2 and "add http://" in bare.stderr and "--to http://127.0.0.1:8080" in bare.stderr
+    path = _submit_cli(str(bot), "--to", "http://127.0.0.1:8080/author/", "--token", "sr_x")
+    assert path.returncode == 2 and "the URL is the league site's root" in path.stderr
+    assert "--to http://127.0.0.1:8080 " in path.stderr
+    env = {k: v for k, v in os.environ.items() if k != "SEVENROCKS_AUTHOR_TOKEN"}
+    none = _submit_cli(str(bot), "--to", "http://127.0.0.1:8080", env=env)
+    assert none.returncode == 2 and "SEVENROCKS_AUTHOR_TOKEN" in none.stderr, none.stderr
+
+
+def test_a_build_that_needs_the_network_says_it_has_none_and_what_to_ship(tmp_path: Path, bwrap: None) -> None:
+    """The Node kit without node_modules: ``npm ci`` in the build's sandbox (no network) fails at once, and the
+    reason says why and what to ship instead."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed")
+    kit = ROOT / "examples" / "bots" / "node"
+    folder = tmp_path / "node"
+    shutil.copytree(kit, folder, ignore=shutil.ignore_patterns("node_modules"))
+    started = time.monotonic()
+    result = run_build(folder, "npm ci")
+    took = time.monotonic() - started
+    assert not result.ok
+    assert "a build has none" in (result.reason or ""), (result.reason, result.log[-2000:])
+    assert "node_modules" in (result.reason or "")
+    print(f"npm ci without the network failed after {took:.1f} s")
