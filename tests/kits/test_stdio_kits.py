@@ -39,7 +39,9 @@ def user_env() -> dict[str, str]:
 
 def readme_commands(kit: str) -> list[str]:
     text = (ROOT / "examples" / "bots" / kit / "README.md").read_text(encoding="utf-8")
-    return [line.strip() for block in SH_BLOCK.findall(text) for line in block.splitlines() if line.strip()]
+    lines = [line.strip() for block in SH_BLOCK.findall(text) for line in block.splitlines() if line.strip()]
+    # A submission needs a league: tests/kits/test_kit_submit.py runs that line against one.
+    return [line for line in lines if not line.startswith("sevenrocks submit ")]
 
 
 @pytest.fixture(params=sorted(KITS))
