@@ -93,6 +93,10 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
         config, settings = load_league(config_path)  # checked before anything heavy is imported
     except ConfigError as e:
         raise _BadConfig(str(e)) from None
+    closed = _kept_final(db_path, config.name)
+    if closed is not None:  # finished: its standings as published, before anything heavy is even imported
+        _say_finished(closed[0], closed[1], config.name, db_path)
+        return
     from ..events.executor import EntrantsUnreachable, TooManyVoids
     from ..events.store import StoreError, explain
     from ..league.runner import League, finished_league
@@ -115,11 +119,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
         except (StoreError, sqlite3.Error) as e:
             raise BadInput(str(e)) from None
         if finished is not None:  # nothing to play: no referee, no sandbox, no site, no token
-            done = sum(1 for _ in store.results([config.name]))
-            click.echo("\n".join(finished))
-            click.echo(f"league {config.name!r} is finished: its final standings were published ({done} matches "
-                       f"stored in {db_path}); nothing more is played. `sevenrocks publish --db {db_path} --out DIR` "
-                       "writes its site again.", err=True)
+            _say_finished(finished, sum(1 for _ in store.results([config.name])), config.name, db_path)
             return
         game = League(config_path, config, settings, store, _NoExecutor(), say, final)
         kept = store.league_listen(config.name) if listen is None else None
@@ -153,6 +153,35 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
         _publish(store, config, out_dir, db_path, game.final_standings)
     if game.final_standings is not None:
         click.echo("\n".join(game.final_standings.lines()))
+
+
+def _kept_final(db_path: Path, event: str) -> tuple[list[str], int] | None:
+    """A finished league's kept final standings and its match count, read without the writer's lock or
+    the heavy imports; None when it is not finished (or finished before the standings were kept)."""
+    if not db_path.is_file():
+        return None
+    import sqlite3
+
+    from ..events.store import Store, StoreError
+
+    try:
+        with Store.reader(db_path) as store:
+            if not store.is_league(event) or store.league_state(event).final_at is None:
+                return None
+            kept = store.final_standings_kept(event)
+            if kept is None:
+                return None
+            done = store.db.execute("SELECT COUNT(*) FROM matches WHERE event_id = ?", (event,)).fetchone()[0]
+            return [str(line) for line in kept["lines"]], int(done)
+    except (StoreError, sqlite3.Error):
+        return None  # the full path opens it again and says what is wrong
+
+
+def _say_finished(lines: Sequence[str], done: int, event: str, db_path: Path) -> None:
+    click.echo("\n".join(lines))
+    click.echo(f"league {event!r} is finished: its final standings were published ({done} matches stored in "
+               f"{db_path}); nothing more is played. `sevenrocks publish --db {db_path} --out DIR` writes its site "
+               "again.", err=True)
 
 
 def _hup_reads_the_config() -> None:
