@@ -413,12 +413,12 @@ def kept_viewer_token(db: Any, event: str, host: str, given: str | None, renew: 
     again; ``given`` (``--web-token``) replaces it, ``renew`` (``--new-web-token``) makes a new
     one (the old links stop working). On loopback without either, none is needed (nor made).
     """
+    if is_loopback(host) and not given and not renew:
+        return None  # anyone on this machine may watch (the kept token stays for the next non-loopback run)
     key = f"viewer_token:{event}"
     row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     kept = None if row is None else str(row[0])
-    token = given or (None if renew else kept)
-    if token is None and (renew or not is_loopback(host)):
-        token = secrets.token_urlsafe(18)
+    token = given or (None if renew else kept) or secrets.token_urlsafe(18)
     if token is not None and token != kept:
         db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, token))
     return token
