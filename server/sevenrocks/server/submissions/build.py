@@ -142,6 +142,9 @@ OFFLINE_REMEDY = ("Ship what it downloads in the bundle: node_modules (run `npm 
                   "`--offline` builds, or a build that only compiles what is there.")
 
 
+SEE_LOG = "(its log shows why)"
+
+
 def wanted_network(log: str) -> bool:
     """Whether a failed build's log shows it tried the network (which a build never has)."""
     return NETWORK_WORDS.search(log) is not None
@@ -186,7 +189,12 @@ def run_build(folder: Path, command: str, limits: BuildLimits = BuildLimits(), c
         # dies with the league), sets the limits and the uid before the build's first instruction.
         argv = jailed(argv, rlimits, group.procs_files() if group is not None else (), uid,
                       view if not contained else None)
-        return _watch(folder, argv, env, limits, group, note)
+        result = _watch(folder, argv, env, limits, group, note)
+        if (not result.ok and (contained or view is not None) and (result.reason or "").endswith(SEE_LOG)
+                and wanted_network(result.log)):  # offline: say so, and what to ship instead
+            result = BuildResult(False, result.log, (result.reason or "").removesuffix(SEE_LOG).rstrip() + ": it tried to "
+                                 f"reach the network, and a build has none (it runs offline). {OFFLINE_REMEDY}")
+        return result
     finally:
         if group is not None:
             group.remove()
@@ -241,10 +249,7 @@ def _watch(folder: Path, argv: list[str], env: dict[str, str], limits: BuildLimi
     if proc.returncode != 0:
         how = (f"was killed by signal {-proc.returncode}" if proc.returncode < 0
                else f"exited with status {proc.returncode}")
-        if (contained or view is not None) and wanted_network(log):
-            return BuildResult(False, log, f"the build command {how}: it tried to reach the network, and a build "
-                                           f"has none (it runs offline in the sandbox). {OFFLINE_REMEDY}")
-        return BuildResult(False, log, f"the build command {how} (its log shows why)")
+        return BuildResult(False, log, f"the build command {how} {SEE_LOG}")
     return BuildResult(True, log)
 
 
