@@ -54,7 +54,7 @@ def test_plain_progress_lines_when_stderr_is_not_a_terminal_and_finished_said_fi
     out = again.stdout
     finished = out.index("is already finished")
     assert finished < out.index("Bots — ") and "(2 of 2 matches stored)" in out  # before the tables, not under them
-    assert "┏" not in out and "│" not in out  # a pipe gets plain tables (issue 44)
+    assert "┏" not in out and "│" not in out  # a pipe gets plain tables
 
 
 def test_on_a_terminal_the_sandbox_line_is_a_line_of_its_own(tmp_path: Path) -> None:

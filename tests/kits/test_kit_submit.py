@@ -1,4 +1,4 @@
-"""Each kit ships its ``sevenrocks-bot.toml`` and its README's one ``sevenrocks submit`` line (issue 44).
+"""Each kit ships its ``sevenrocks-bot.toml`` and its README's one ``sevenrocks submit`` line.
 
 The quick test reads every kit: its manifest parses as the league parses it, and its README shows
 the one line. The slow one runs that line verbatim (the league's address and the author's token

@@ -1,4 +1,4 @@
-"""A league as its organiser meets it (issue 44), as the command runs it (subprocesses, the default sandbox):
+"""A league as its organiser meets it, as the command runs it (subprocesses, the default sandbox):
 
 * a finished league run again prints its stored final standings and starts nothing (no referee, no site);
 * the published site after ``--final`` leads with the final: shared places, retired versions marked;

@@ -1,4 +1,4 @@
-"""Issue 44's done-when, in a real browser: the example league as an organiser, a viewer and an author meet it.
+"""In a real browser: the example league as an organiser, a viewer and an author meet it.
 
 ``examples/league.toml``, as shipped, runs with ``--web`` on an address beyond loopback (so the site
 needs its viewer token). Chromium (Debian's, driven by Playwright) sees a running match on the live

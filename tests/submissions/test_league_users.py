@@ -1,4 +1,4 @@
-"""The league as its viewers and authors meet it (issue 44), against a real league process with --web:
+"""The league as its viewers and authors meet it, against a real league process with --web:
 
 * the live page of a duplicate league shows a running match (its twin already stored);
 * an author's token opens the public leaderboard, and an author's page shows their place, rating,
