@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,45 @@ def test_workers_run_the_registered_bot_in_the_sandbox_asked_and_send_their_logs
     crash_log = (logs / "crasher.log").read_text()
     assert f"--- from worker {next(iter(workers))} ---" in crash_log
     assert "impostor" not in (logs / "mine.log").read_text()
+
+
+def test_a_worker_with_an_edited_reference_bot_and_the_same_version_is_left_out(tmp_path: Path) -> None:
+    """Issue 42, item 10: a `dask worker` that imports sevenrocks' bots from a copy whose greedy.py was
+    edited (the version still the same) is left out with one line naming the file, and the event's
+    results equal the single-machine run's."""
+    from .conftest import results
+    from .test_worker_code import bots_copy
+
+    edited = Path(tempfile.mkdtemp(prefix="sr-edited-", dir="/tmp"))
+    try:
+        greedy = bots_copy(edited) / "greedy.py"
+        greedy.write_text(greedy.read_text().replace("return max(moves", "return min(moves"))
+        config = event_toml(tmp_path / "e.toml", 2, mode="off")
+        reference = tournament_here(config, tmp_path / "local.db", tmp_path / "local-out")
+        cluster = DaskCluster(tmp_path)
+        try:
+            cluster.start_scheduler()
+            cluster.start_worker()
+            cluster.start_worker(extra_env={"PYTHONPATH": str(edited)})
+            cluster.wait_for_workers(2)
+            run = coordinator(config, tmp_path / "e.db", tmp_path / "out", cluster.address)
+            text, _ = run.communicate(timeout=600)
+        finally:
+            cluster.close()
+    finally:
+        shutil.rmtree(edited, ignore_errors=True)
+    assert run.returncode == 0, text[-3000:]
+    left_out = [line for line in text.splitlines() if "is left out" in line]
+    assert len(left_out) == 1 and "bots/greedy.py differs" in left_out[0], text[-3000:]
+    assert results(tmp_path / "e.db") == results(reference)
+    with Store(tmp_path / "e.db") as store:
+        workers = {w for w, _s, _e in store.where_run().values()}
+    assert len(workers) == 1, workers
+
+
+def tournament_here(config: Path, db: Path, out: Path) -> Path:
+    """The same event on this machine alone (no --cluster): the reference results."""
+    done = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(config), "--db", str(db),
+                           "--out", str(out), "--quiet"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return db

@@ -6,7 +6,9 @@ other rules (or the same rules other code) under the event's name; a worker that
 cannot give the sandbox the event asks for would run untrusted bots less
 contained than the operator chose. So every worker is asked, when it first
 appears, what it is (:func:`worker_facts`, run on the worker), and is admitted or
-left out with one warning that says why (:func:`refusal`). The :class:`Roster`
+left out with one warning that says why (:func:`refusal`). What it is means its
+code by content (:mod:`.installed`: a digest of the sevenrocks files it imports),
+not only its version string, which an edited install keeps. The :class:`Roster`
 keeps asking while the event runs: workers that join are admitted and add their
 threads to the matches in flight, workers that leave take theirs away.
 """
@@ -45,6 +47,11 @@ class WorkerFacts:
     sandbox: str = ""
     problem: str = ""
     warnings: tuple[str, ...] = ()
+    #: The digest of the sevenrocks code it runs (:func:`.installed.digest`), and the files behind it
+    #: (path, sha256), so that a refusal can name the files that differ. Last, so that the facts of an
+    #: older sevenrocks (which has neither) still unpickle here, and are refused.
+    code: str = ""
+    files: tuple[tuple[str, str], ...] = ()
 
 
 def installed_version() -> str:
@@ -63,8 +70,10 @@ def worker_facts(config: EventConfig | None = None) -> WorkerFacts:
     from sevenrocks.sdk.rules import engine_build
 
     from ..referee import PROTOCOL_VERSION
+    from .installed import digest, manifest
 
-    facts = WorkerFacts(socket.gethostname(), installed_version(), engine_build(), PROTOCOL_VERSION)
+    facts = WorkerFacts(socket.gethostname(), installed_version(), engine_build(), PROTOCOL_VERSION,
+                        code=digest(), files=manifest())
     if config is None:
         return facts
     from ..sandbox.sandbox import Sandbox, SandboxError
@@ -92,6 +101,14 @@ def refusal(mine: WorkerFacts, theirs: WorkerFacts) -> str | None:
         if a != b:
             return (f"its {what} is {b}, the coordinator's is {a}; install the same sevenrocks there "
                     "(docs/scale.md: what each machine needs)")
+    theirs_code = getattr(theirs, "code", "")  # absent in the facts of an older sevenrocks
+    if theirs_code != mine.code:
+        from .installed import differences
+
+        what = (differences(mine.files, getattr(theirs, "files", ())) if theirs_code
+                else "it does not report its code's digest")
+        return (f"its sevenrocks code differs from the coordinator's although both say version {mine.version} "
+                f"({what}); install the coordinator's sevenrocks there (docs/scale.md: what each machine needs)")
     if not theirs.sandbox:
         return f"it cannot give the sandbox the event asks for: {theirs.problem}"
     return None
