@@ -16,11 +16,13 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from sevenrocks.server.cluster.executor import LEASE_S
 from sevenrocks.server.events.store import Store
 
+from ..scale.conftest import is_launched_bot
 from .dask_procs import DaskCluster, coordinator, event_toml, stored, wait_until
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -161,3 +163,45 @@ def test_capacity_follows_the_workers_present(tmp_path: Path) -> None:
         by_worker = Counter(w for w, _s, _e in store.where_run().values())
     assert len(by_worker) == 2, (by_worker, text[-2000:])
     print(f"matches per worker: {dict(by_worker)}")
+
+
+def test_a_frozen_worker_holds_no_match_until_the_scheduler_gives_up_on_it(tmp_path: Path) -> None:
+    """Issue 44, item 8, on loopback: a worker whose processes are stopped (SIGSTOP: a frozen machine; its
+    kernel still answers, so the scheduler gives up on it only at its worker-ttl, raised here to 10
+    minutes) is left out by the coordinator after 10 s of silence and its matches are played on the
+    other worker: the event, in duplicate phases, finishes while it is still frozen."""
+    from .test_cluster_partition import event
+
+    c = DaskCluster(tmp_path)
+    c.env = {**c.env, "DASK_DISTRIBUTED__SCHEDULER__WORKER_TTL": "600s"}
+    frozen = None
+    try:
+        c.start_scheduler()
+        c.start_worker()
+        c.start_worker()
+        c.wait_for_workers(2)
+        config, db = event(tmp_path / "e.toml", 3, "duplicates"), tmp_path / "e.db"
+        first = coordinator(config, db, tmp_path / "out", c.address)
+        victim = c.workers[0]
+        wait_until(lambda: len(stored(db)) >= 2 and any(is_launched_bot(p) for p in
+                                                        psutil.Process(victim.pid).children(recursive=True)),
+                   240, "two matches stored and bots on the first worker")
+        os.killpg(victim.pid, signal.SIGSTOP)
+        frozen = time.monotonic()
+        try:
+            text, _ = first.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(first.pid, signal.SIGKILL)
+            text, _ = first.communicate()
+            raise AssertionError(f"the event waited for the frozen worker ({len(stored(db))} of 18 stored):\n"
+                                 f"{text[-3000:]}") from None
+        took = time.monotonic() - frozen
+    finally:
+        if frozen is not None:
+            os.killpg(c.workers[0].pid, signal.SIGCONT)
+        c.close()
+    assert first.returncode == 0, text[-3000:]
+    ids = stored(db)
+    assert len(ids) == len(set(ids)) == 18
+    assert sum("is left out" in line and "has not heard from it" in line for line in text.splitlines()) == 1, text
+    print(f"frozen worker: the event finished {took:.1f} s after the freeze")

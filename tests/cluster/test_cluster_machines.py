@@ -102,7 +102,7 @@ def test_a_worker_with_an_edited_reference_bot_and_the_same_version_is_left_out(
     """Issue 42, item 10: a `dask worker` that imports sevenrocks' bots from a copy whose greedy.py was
     edited (the version still the same) is left out with one line naming the file, and the event's
     results equal the single-machine run's."""
-    from .conftest import results
+    from ..scale.conftest import results
     from .test_worker_code import bots_copy
 
     edited = Path(tempfile.mkdtemp(prefix="sr-edited-", dir="/tmp"))

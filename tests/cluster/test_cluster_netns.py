@@ -65,6 +65,11 @@ class Network:
         _ip("-n", ns, "link", "set", "lo", "up")
         return ["ip", "netns", "exec", ns], address
 
+    def link(self, i: int, up: bool) -> None:
+        """Namespace ``i``'s network link down (a machine cut off: nothing reaches it, no error comes
+        back) or up again."""
+        _ip("-n", self.spaces[i], "link", "set", f"sr{self.tag}{i}i", "up" if up else "down")
+
     def close(self) -> None:
         for ns in self.spaces:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)  # its veth end goes with it

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+from collections import Counter
 import importlib
 import logging
 import os
@@ -40,7 +41,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from concurrent.futures import Future as ThreadFuture
 from dataclasses import dataclass, field
@@ -560,8 +561,10 @@ class ClusterExecutor:
                 batch = next(batches, None)
                 if batch is not None and fresh != "never":
                     # Every worker's arena (referee and bots) is closed: the next batch starts fresh
-                    # processes, so no bot process plays two matches of one duplicate group.
-                    await client.run(_close_arena_soon, key, on_error="ignore")
+                    # processes, so no bot process plays two matches of one duplicate group. Only the
+                    # admitted workers are asked: a lost one (cut off, left out) would hold this call
+                    # until the scheduler's connect timeout, and it gets no match of this event again.
+                    await client.run(_close_arena_soon, key, workers=roster.workers, on_error="ignore")
         finally:
             watch.cancel()
             await _quietly(watch)
@@ -585,8 +588,23 @@ class ClusterExecutor:
                                    allow_other_workers=False)
             running[asyncio.ensure_future(future.result())] = (future, task)
 
+        async def elsewhere() -> None:
+            """Play again, on the admitted workers, every match the scheduler assigned to a lost one."""
+            if not roster.lost or not roster.workers:
+                return  # nowhere else to play them: the scheduler's own notice re-runs them
+            try:
+                on_lost = await client.processing(workers=sorted(roster.lost))
+            except Exception:  # noqa: BLE001 - one the scheduler removed meanwhile (KeyError there): next time
+                return
+            keys = {str(k) for ks in on_lost.values() for k in ks}
+            copies = Counter(t.match_id for _f, t in running.values())
+            for future, task in list(running.values()):
+                if str(future.key) in keys and copies[task.match_id] == 1:  # not played again yet
+                    copies[task.match_id] += 1
+                    submit(task)
+
         try:
-            await self._keep_running(submit, running, pending, again, roster, voids, on_result)
+            await self._keep_running(submit, running, pending, again, roster, voids, on_result, elsewhere)
         finally:  # stopped (Ctrl-C, a lost scheduler): the waits still open end here, quietly
             for waiter in running:
                 waiter.cancel()
@@ -595,32 +613,66 @@ class ClusterExecutor:
     async def _keep_running(self, submit: Callable[[MatchTask], None],
                             running: dict[asyncio.Future[Any], tuple[Any, MatchTask]],
                             pending: Iterator[MatchTask], again: list[MatchTask], roster: Roster,
-                            voids: dict[str, int], on_result: OnResult) -> None:
+                            voids: dict[str, int], on_result: OnResult,
+                            elsewhere: Callable[[], Awaitable[None]]) -> None:
+        """Keep the slots full; hand each result on once per match id.
+
+        A match assigned to a worker the roster lost is submitted once more (``elsewhere``):
+        the first of its copies to finish counts, the other is let go (released: the
+        scheduler cancels it), so a duplicate phase waits for the lost worker no longer than
+        the roster takes to notice it (:data:`.workers.SILENT_S`) and the match takes."""
+        nxt: MatchTask | None = None
+        alone_since: float | None = None
         while True:
-            while len(running) < max(1, roster.slots):
-                nxt = again.pop() if again else next(pending, None)
+            # Never a task without admitted workers: Dask reads an empty list as "any worker", and
+            # the workers present then may be the ones left out (other code, a lost machine).
+            while roster.workers and len(running) < roster.slots:
+                nxt = nxt or (again.pop() if again else next(pending, None))
                 if nxt is None:
                     break
                 submit(nxt)
+                nxt = None
             if not running:
-                return
+                if roster.workers:
+                    return  # every match of the batch is done
+                nxt = nxt or (again.pop() if again else next(pending, None))
+                if nxt is None:
+                    return
+                alone_since = alone_since or time.monotonic()
+                if time.monotonic() - alone_since > WORKER_WAIT_S:
+                    raise ClusterError(f"no worker that may play this event has been left for {WORKER_WAIT_S:g} s; "
+                                       "start one with `dask worker tcp://SCHEDULER:8786` and run the same "
+                                       "command again to resume")
+                await asyncio.sleep(ROSTER_POLL_S / 4)
+                continue
+            alone_since = None
             done, _ = await asyncio.wait(running, timeout=ROSTER_POLL_S, return_when=asyncio.FIRST_COMPLETED)
             for waiter in done:
+                if waiter not in running:  # a copy whose sibling counted earlier in this loop
+                    continue
                 future, task = running.pop(waiter)
+                siblings = [w for w, (_f, t) in running.items() if t.match_id == task.match_id]
                 try:
                     result: TaskResult = waiter.result()
                 except Exception as e:
                     if _scheduler_lost(e):
                         raise ClusterError(self._lost(task, e)) from None
+                    if siblings:  # a copy failed (its lost worker, say): the other copy decides
+                        continue
                     raise
                 finally:
                     future.release()
+                for other in siblings:  # the other copy of a match played again: let it go
+                    copy, _t = running.pop(other)
+                    other.cancel()
+                    copy.release()
                 self._bring_home(result)
                 for report in result.reports:
                     on_result(report)
                     if isinstance(report, Voided):  # an infrastructure fault: the match is played again
                         check_voids(voids, report)
                         again.append(report.task)
+            await elsewhere()
 
     def _bring_home(self, result: TaskResult) -> None:
         """Append a worker's new log lines to ``log_dir/<entrant>.log``, as a local event writes them.

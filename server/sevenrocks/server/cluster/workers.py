@@ -10,7 +10,13 @@ left out with one warning that says why (:func:`refusal`). What it is means its
 code by content (:mod:`.installed`: a digest of the sevenrocks files it imports),
 not only its version string, which an edited install keeps. The :class:`Roster`
 keeps asking while the event runs: workers that join are admitted and add their
-threads to the matches in flight, workers that leave take theirs away.
+threads to the matches in flight, workers that leave take theirs away, and a
+worker the scheduler has not heard from for :data:`SILENT_S` (a machine cut off
+from the network) is dropped for the rest of the event at once, without waiting
+for the scheduler to give up on it (its TCP timeout, 30 s by default, or its
+``worker-ttl``): the executor plays its matches again on the others
+(:attr:`Roster.lost`), so one lost machine does not hold every other match of a
+duplicate phase.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import asyncio
 import dataclasses
 import importlib.metadata
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +36,9 @@ from ..events.config import EventConfig
 ROSTER_POLL_S = 2.0
 #: At the start, how long to wait for every worker present to be admitted once one is.
 SETTLE_S = 10.0
+#: An admitted worker whose heartbeat the scheduler has not seen change for this long is lost to the event
+#: (workers beat every 0.5 s on a cluster of up to ten, at most every ``n/200 + 1`` s on a bigger one).
+SILENT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +145,12 @@ class Roster:
     on_admit: Callable[[Any, list[str]], Awaitable[dict[str, str | None]]] | None = None
     #: The workers the scheduler knows now.
     present: set[str] = dataclasses.field(default_factory=set)
+    #: Workers dropped for silence that the scheduler still lists: the matches it assigned them are
+    #: played again elsewhere (the executor asks the scheduler which, every :data:`ROSTER_POLL_S`).
+    lost: set[str] = dataclasses.field(default_factory=set)
     _mine: WorkerFacts | None = None
+    #: Address -> (the scheduler's last_seen for it, when this coordinator saw that value change).
+    _heard: dict[str, tuple[Any, float]] = dataclasses.field(default_factory=dict)
 
     @property
     def slots(self) -> int:
@@ -150,10 +165,13 @@ class Roster:
         if self._mine is None:
             self._mine = await asyncio.to_thread(worker_facts)
         info = await client.scheduler.identity(n_workers=-1)
-        present = {addr: int(w.get("nthreads", 1)) for addr, w in info.get("workers", {}).items()}
+        workers = info.get("workers", {})
+        present = {addr: int(w.get("nthreads", 1)) for addr, w in workers.items()}
         self.present = set(present)
         for gone in set(self.admitted) - set(present):
             del self.admitted[gone]
+        self.lost &= self.present
+        self._drop_silent({addr: w.get("last_seen") for addr, w in workers.items()})
         new = [a for a in present if a not in self.admitted and a not in self.refused]
         if not new:
             return
@@ -191,6 +209,26 @@ class Roster:
                     self.admitted.pop(addr, None)
                     self.refused[addr] = why
                     self.say(f"warning: worker {addr} is left out of event {self.config.name!r}: {why}")
+
+    def _drop_silent(self, last_seen: dict[str, Any]) -> None:
+        """Drop each admitted worker whose ``last_seen`` (the scheduler's clock) has not changed for
+        :data:`SILENT_S` of this coordinator's clock (two machines' clocks are never compared)."""
+        now = time.monotonic()
+        for addr in list(self.admitted):
+            seen = last_seen.get(addr)
+            before = self._heard.get(addr)
+            if before is None or before[0] != seen:
+                self._heard[addr] = (seen, now)
+                continue
+            if now - before[1] < SILENT_S:
+                continue
+            del self.admitted[addr]
+            self.lost.add(addr)
+            why = (f"the scheduler has not heard from it for {now - before[1]:.0f} s (its machine or network "
+                   "is down); its matches are played again on the other workers, and it stays out of this event "
+                   "(a `dask worker` restarted there joins as a new worker: docs/scale.md)")
+            self.refused[addr] = why
+            self.say(f"warning: worker {addr} is left out of event {self.config.name!r}: {why}")
 
     async def wait_for_one(self, client: Any, timeout_s: float) -> None:
         """Until at least one worker is admitted (raises TimeoutError after ``timeout_s``), and then
