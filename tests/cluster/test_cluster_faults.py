@@ -183,10 +183,17 @@ def test_a_frozen_worker_holds_no_match_until_the_scheduler_gives_up_on_it(tmp_p
         config, db = event(tmp_path / "e.toml", 3, "duplicates"), tmp_path / "e.db"
         first = coordinator(config, db, tmp_path / "out", c.address)
         victim = c.workers[0]
-        wait_until(lambda: len(stored(db)) >= 2 and any(is_launched_bot(p) for p in
-                                                        psutil.Process(victim.pid).children(recursive=True)),
-                   240, "two matches stored and bots on the first worker")
-        os.killpg(victim.pid, signal.SIGSTOP)
+        from distributed import Client
+
+        with Client(c.address, timeout=60) as client:
+            (address,) = [a for a, w in client.scheduler_info(n_workers=-1)["workers"].items() if w["name"] == "w0"]
+
+            def playing() -> bool:  # frozen mid-match (not between two phases): its match must be played again
+                return (len(stored(db)) >= 2 and bool(client.processing(workers=[address])[address])
+                        and any(is_launched_bot(p) for p in psutil.Process(victim.pid).children(recursive=True)))
+
+            wait_until(playing, 240, "two matches stored and a match on the first worker")
+            os.killpg(victim.pid, signal.SIGSTOP)
         frozen = time.monotonic()
         try:
             text, _ = first.communicate(timeout=300)

@@ -561,10 +561,8 @@ class ClusterExecutor:
                 batch = next(batches, None)
                 if batch is not None and fresh != "never":
                     # Every worker's arena (referee and bots) is closed: the next batch starts fresh
-                    # processes, so no bot process plays two matches of one duplicate group. Only the
-                    # admitted workers are asked: a lost one (cut off, left out) would hold this call
-                    # until the scheduler's connect timeout, and it gets no match of this event again.
-                    await client.run(_close_arena_soon, key, workers=roster.workers, on_error="ignore")
+                    # processes, so no bot process plays two matches of one duplicate group.
+                    await _close_arenas(client, key, roster)
         finally:
             watch.cancel()
             await _quietly(watch)
@@ -594,8 +592,8 @@ class ClusterExecutor:
                 return  # nowhere else to play them: the scheduler's own notice re-runs them
             try:
                 on_lost = await client.processing(workers=sorted(roster.lost))
-            except Exception:  # noqa: BLE001 - one the scheduler removed meanwhile (KeyError there): next time
-                return
+            except Exception as e:  # noqa: BLE001 - one the scheduler removed meanwhile (KeyError there): next time
+                    return
             keys = {str(k) for ks in on_lost.values() for k in ks}
             copies = Counter(t.match_id for _f, t in running.values())
             for future, task in list(running.values()):
@@ -742,6 +740,28 @@ async def _quietly(aw: Any, timeout: float = 30) -> None:
         await asyncio.wait_for(aw, timeout)
     except (Exception, asyncio.CancelledError):
         pass
+
+
+async def _close_arenas(client: Any, key: str, roster: Roster) -> None:
+    """Close run ``key``'s arena on every admitted worker, each asked on its own.
+
+    A worker that does not answer (cut off, frozen: its kernel may still accept the
+    connection, so no timeout of Dask's ends the call) is waited for only until the
+    roster loses it (:data:`.workers.SILENT_S`); it gets no match of this event again,
+    so its arena does not matter, and the batch after this one does not wait for it."""
+    waits = {w: asyncio.ensure_future(client.run(_close_arena_soon, key, workers=[w], on_error="ignore"))
+             for w in roster.workers}
+    try:
+        while waits:
+            await asyncio.wait(waits.values(), timeout=ROSTER_POLL_S / 4)
+            for w, waiting in list(waits.items()):
+                if waiting.done() or w in roster.lost or w not in roster.admitted:
+                    del waits[w]
+                    if waiting.done() and not waiting.cancelled():
+                        waiting.exception()  # retrieved: a worker gone meanwhile is no error here
+    finally:
+        for waiting in waits.values():
+            waiting.cancel()
 
 
 async def _close_arena_soon(key: str) -> None:

@@ -246,10 +246,12 @@ class Roster:
             await self.refresh(client)
 
     async def watch(self, client: Any) -> None:
-        """Refresh every :data:`ROSTER_POLL_S` until cancelled (a lost scheduler ends it quietly)."""
+        """Refresh every :data:`ROSTER_POLL_S` until cancelled. A failed refresh is tried again at the next
+        poll (a lost scheduler is reported by the run's own waits, which then cancel this): one scheduler
+        call that timed out must not end the watch for silent workers for the rest of the event."""
         while True:
             await asyncio.sleep(ROSTER_POLL_S)
             try:
                 await self.refresh(client)
             except (OSError, asyncio.TimeoutError):
-                return  # the run's own waits report the lost scheduler
+                continue
