@@ -166,7 +166,7 @@ def test_capacity_follows_the_workers_present(tmp_path: Path) -> None:
 
 
 def test_a_frozen_worker_holds_no_match_until_the_scheduler_gives_up_on_it(tmp_path: Path) -> None:
-    """Issue 44, item 8, on loopback: a worker whose processes are stopped (SIGSTOP: a frozen machine; its
+    """On loopback: a worker whose processes are stopped (SIGSTOP: a frozen machine; its
     kernel still answers, so the scheduler gives up on it only at its worker-ttl, raised here to 10
     minutes) is left out by the coordinator after 10 s of silence and its matches are played on the
     other worker: the event, in duplicate phases, finishes while it is still frozen."""

@@ -99,7 +99,7 @@ def test_workers_run_the_registered_bot_in_the_sandbox_asked_and_send_their_logs
 
 
 def test_a_worker_with_an_edited_reference_bot_and_the_same_version_is_left_out(tmp_path: Path) -> None:
-    """Issue 42, item 10: a `dask worker` that imports sevenrocks' bots from a copy whose greedy.py was
+    """A `dask worker` that imports sevenrocks' bots from a copy whose greedy.py was
     edited (the version still the same) is left out with one line naming the file, and the event's
     results equal the single-machine run's."""
     from ..scale.conftest import results

@@ -1,4 +1,4 @@
-"""A worker machine cut off from the network mid-event (issue 44, item 8): the event does not wait for
+"""A worker machine cut off from the network mid-event: the event does not wait for
 it, and the worker, under docs/scale.md's supervisor line run verbatim, comes back and plays again.
 
 A scheduler and two workers, each in a network namespace of its own (tests/cluster/test_cluster_netns.py's
