@@ -1,5 +1,5 @@
 """A worker is pinned by the content of the sevenrocks code it runs, not by its version string
-(issue 42, item 10), without a cluster: the facts come from a real Python process that imports
+without a cluster: the facts come from a real Python process that imports
 sevenrocks from a copy of the package on its ``PYTHONPATH``, as a worker machine with an edited
 install would; the coordinator's side is this process's own facts.
 
