@@ -5,7 +5,7 @@ Usage:
     python bench/run.py [NAME ...]                 e.g. python bench/run.py engine referee
     python bench/run.py --group GROUP [NAME ...]   every benchmark of a group, e.g. --group league
     python bench/run.py                            every benchmark (but the tools run by name only)
-    python bench/run.py table [--builds compiled,pure] [--skip-main] [--skip-scale]
+    python bench/run.py table [--builds compiled,pure] [--skip-main] [--skip-scale] [--main-only]
 
 A benchmark is a script ``bench/<group>/<file>.py``; its NAME is the file's name without
 ``bench_`` (``bench/referee/bench_referee.py`` is ``referee``, ``bench/ranking/claims.py`` is
@@ -39,6 +39,9 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
+
+from bench.common.cost import cpu_group, run_split  # noqa: E402
 SOURCES = [ROOT / d for d in ("sdk", "bots", "server", "proto")]
 #: The folder of the helpers several benchmarks share (not benchmarks themselves).
 HELPERS = "common"
@@ -140,22 +143,58 @@ def loadavg() -> str:
 
 
 def main_job(env: dict[str, str], tmp: Path, build: str) -> None:
-    """Wall time of the default ``sevenrocks tournament`` (fresh database), as a user runs it."""
+    """The default ``sevenrocks tournament`` from an empty folder, as a user runs it: wall, CPU and its split.
+
+    The whole command's CPU (the harness and every bot process it starts, in or out of
+    bubblewrap) is read from a cpuacct control group the command is started in (root
+    on cgroup v1 or v2; without one only the harness's own CPU is known). The split
+    comes from the run's own data: the harness process's CPU (``wait4``: the embedded
+    referee, planner, fit and publishing), the wall time after the last match (fit and
+    publish), the bots' decision times as the referee timed them (the ``decisions``
+    column), and the supervisor's bot start-ups (its closing line).
+    """
     out = tmp / f"main-{build}"
     out.mkdir(parents=True)
-    cmd = [sys.executable, "-m", "sevenrocks.server.cli", "tournament", "--db", str(out / "event.db"),
-           "--out", str(out / "site")]
+    cmd = [sys.executable, "-m", "sevenrocks.server.cli", "tournament"]
+    group = cpu_group(f"sevenrocks-bench-{os.getpid()}-{build}")
+    load = loadavg()
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=None if group is None else group.join)
+    assert proc.stdout is not None
+    lines: list[tuple[float, str]] = [(time.perf_counter() - t0, line) for line in proc.stdout]
+    _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    total = group.usage() if group is not None else None
+    if group is not None:
+        group.remove()
     if proc.returncode != 0:
-        print(f"the main job failed ({build}): {proc.stderr.strip()[-500:]}")
+        print(f"the main job failed ({build}): {''.join(l for _, l in lines)[-800:]}")
         return
+    harness = usage.ru_utime + usage.ru_stime
+    split = run_split(out / "sevenrocks.db", lines)
     minutes, seconds = divmod(wall, 60)
-    print(f"main job ({build}): {int(minutes)} m {seconds:.0f} s wall", flush=True)
-    record(env, {"row": "`sevenrocks tournament` (the main job, defaults, 200 matches)",
-                 "value": f"{int(minutes)} m {seconds:02.0f} s", "goal": "<= 2 min", "detail": "wall, fresh database",
-                 "build": build})
+    cpu = f"{total:.0f} CPU s" if total is not None else f"harness {harness:.0f} CPU s (no cpuacct group)"
+    print(f"main job ({build}), load {load} at the start: {int(minutes)} m {seconds:.0f} s wall, {cpu}; "
+          f"{split['matches']} matches", flush=True)
+    print(f"| part | seconds | how it is known |\n|---|---:|---|\n"
+          f"| the whole command, wall | {wall:.1f} | from start to exit, an empty folder |\n"
+          + (f"| the whole command, CPU | {total:.1f} | cpuacct group of the command (harness + bots) |\n"
+             if total is not None else "")
+          + f"| harness process CPU (referee, planner, fit, publish) | {harness:.1f} | wait4 of the command |\n"
+          f"| fit and publish (wall after the last match) | {split['publish']:.1f} | the run's progress lines |\n"
+          + (f"| bot processes CPU (start-up + thinking) | {total - harness:.1f} | the group less the harness |\n"
+             if total is not None else "")
+          + f"| bots thinking: decision round trips as the referee timed them (wall; waiting for a core included) | {split['thinking']:.1f} | "
+          f"{split['decisions']} decisions: {split['per_bot']} |\n"
+          f"| bot start-up (spawn to connected, summed) | {split['starts']:.1f} | {split['started']} |", flush=True)
+    record(env, {"row": "`sevenrocks tournament` (the main job, defaults, from an empty folder)",
+                 "value": f"{int(minutes)} m {seconds:02.0f} s", "goal": "<= 60 s",
+                 "detail": (f"{total:.0f} CPU s; " if total is not None else "")
+                 + f"harness {harness:.0f} CPU s, bots thinking {split['thinking']:.0f} s, "
+                 f"bot start-up {split['starts']:.1f} s, fit and publish {split['publish']:.1f} s; "
+                 f"{split['matches']} matches; load {load}", "build": build})
 
 
 def record(env: dict[str, str], row: dict[str, str]) -> None:
@@ -169,6 +208,7 @@ def table(argv: list[str]) -> int:
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each benchmark (medians are quoted)")
     ap.add_argument("--skip-main", action="store_true", help="leave out the main job (minutes per build)")
     ap.add_argument("--skip-scale", action="store_true", help="leave out the 1,000-match load run")
+    ap.add_argument("--main-only", action="store_true", help="only the main job (and its CPU split)")
     args = ap.parse_args(argv)
     start_load = loadavg()
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -189,12 +229,12 @@ def table(argv: list[str]) -> int:
             print(f"\n## {build} build\n", flush=True)
             if not args.skip_main:
                 main_job(env, tmp, build)
-            for name, extra in (("engine", []), ("simulate", []), ("env", []), ("search", []), ("verify", []),
+            for name, extra in () if args.main_only else (("engine", []), ("simulate", []), ("env", []), ("search", []), ("verify", []),
                                 ("referee", ["--decision-only"])):
                 path = script(name)
                 print(f"\n### {path.relative_to(ROOT)} ({build})\n", flush=True)
                 subprocess.call([sys.executable, str(path), "--reps", str(args.reps), *extra], env=env)
-        if builds and not args.skip_scale:
+        if builds and not args.skip_scale and not args.main_only:
             env = build_env(builds[0], headlines)
             print(f"\n### bench/scale/bench_scale.py --levels 1000 ({builds[0]})\n", flush=True)
             subprocess.call([sys.executable, str(script("scale")), "--skip-cluster", "--levels", "1000"], env=env)

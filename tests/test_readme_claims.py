@@ -8,6 +8,7 @@ together (and rerun ``python bench/ranking/claims.py`` for the figures).
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 
@@ -16,11 +17,12 @@ import pytest
 
 from sevenrocks.bots.search import SearchBot
 from sevenrocks.server.cli.tournament import tournament
-from sevenrocks.server.events.config import EventConfig, ScheduleSettings, default_config
+from sevenrocks.server.events.config import SEARCH_DEALS, EventConfig, ScheduleSettings, default_config, load_config
 from sevenrocks.server.sandbox.sandbox import SandboxSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = " ".join((ROOT / "README.md").read_text().split())  # one line: claims wrap anywhere
+POOL = ROOT / "bench" / "ranking" / "data" / "default_pool.csv"
 TOURNAMENT = " ".join((ROOT / "docs" / "tournament.md").read_text().split())
 
 
@@ -37,32 +39,50 @@ def default() -> EventConfig:
 
 def test_the_budget_of_the_default_event(default: EventConfig) -> None:
     budget = default.schedule.budget
-    assert int(claim(README, r"sevenrocks tournament +# the main job: [^,]*, (\d+) matches", "README").group(1)) == budget
-    assert int(claim(README, r"at most (\d+) matches", "README").group(1)) == budget
-    assert int(claim(TOURNAMENT, r"scheduled adaptively, at most (\d+) matches", "docs/tournament.md").group(1)) \
+    assert int(claim(README, r"sevenrocks tournament +# the main job: [^(]*, at most (\d+) matches", "README").group(1)) \
         == budget
+    assert int(claim(README, r"until settled, at most (\d+) matches", "README").group(1)) == budget
+    assert int(claim(README, r"matches on average, at most (\d+)\)", "README").group(1)) == budget
+    assert int(claim(TOURNAMENT, r"scheduled adaptively until settled, at most (\d+) matches",
+                     "docs/tournament.md").group(1)) == budget
+    assert default.schedule.until_settled and "until their order is settled" in README
 
 
 def test_duplicate_deals_in_the_default_event(default: EventConfig) -> None:
-    sentence = claim(README, r"With no arguments it uses.*?of events", "README").group(0)
-    says_duplicates = "duplicate deals" in sentence and "deal of its own" not in sentence
-    assert says_duplicates == default.duplicate, (sentence, default.duplicate)
+    sentence = claim(README, r"With no arguments it uses.*?of its own", "README").group(0)
+    assert ("deal of its own" in sentence) == (not default.duplicate), sentence
     intro = claim(README, r"The first command plays a real event[^.]*\.", "README").group(0)
     assert ("every match on a deal of its own" in intro) == (not default.duplicate), intro
 
 
-def test_the_search_entrant_and_bot_budgets(default: EventConfig) -> None:
-    deals = dict(default.entrant("search").env)["SEVENROCKS_SEARCH_ITERATIONS"]
-    m = claim(TOURNAMENT, r"fixed (\d+) deals per move \(`SEVENROCKS_SEARCH_ITERATIONS=(\d+)`", "docs/tournament.md")
-    assert m.group(1) == m.group(2) == deals
+def test_the_field_of_the_default_event(default: EventConfig) -> None:
+    """README and docs name the bots the default seats, in the format it seats them."""
+    names = [e.name for e in default.entrants]
+    said = claim(README, r"With no arguments it uses (\w+) reference bots whose neighbours differ clearly \(([\w, ]+);",
+                 "README")
+    assert said.group(1) == {3: "three", 4: "four", 5: "five", 6: "six"}[len(names)]
+    assert said.group(2).split(", ") == names
+    assert claim(README, r"The first command plays a real event — ([\w, ]+) bots", "README").group(1) \
+        == ", ".join(names[:-1]) + " and " + names[-1]
+    assert claim(TOURNAMENT, r"clear steps between them \(([\w, ]+):", "docs/tournament.md").group(1).split(", ") \
+        == names
+    assert default.format == "self" and "head to head (three entrants are too few" in TOURNAMENT
+    assert all(not e.env for e in default.entrants)  # no search bot: nothing to fix at so many deals
+
+
+def test_the_reference_bots_example_seats_the_search_bots_at_the_ladders_deals() -> None:
+    cfg = load_config(ROOT / "examples" / "reference-bots.toml")
+    deals = dict(cfg.entrant("search").env)["SEVENROCKS_SEARCH_ITERATIONS"]
     assert claim(README, r"search at a fixed (\d+) deals per move", "README").group(1) == deals
+    assert {e.bot: dict(e.env).get("SEVENROCKS_SEARCH_ITERATIONS") for e in cfg.entrants if e.env} \
+        == {k: str(v) for k, v in SEARCH_DEALS.items()}
     assert float(claim(README, r"(\d+) ms per move by default", "README").group(1)) == SearchBot().time_ms
 
 
 def test_per_move_time_and_round_size_of_the_default_event(default: EventConfig) -> None:
     seconds = float(claim(TOURNAMENT, r"the default allows (\d+(?:\.\d+)?) s per move", "docs/tournament.md").group(1))
     assert seconds * 1000 == default.time.per_move_ms
-    assert int(claim(TOURNAMENT, r"the default plays (\d+), so", "docs/tournament.md").group(1)) \
+    assert int(claim(TOURNAMENT, r"at most \d+ matches, rounds of (\d+) deals", "docs/tournament.md").group(1)) \
         == default.schedule.round_deals
 
 
@@ -81,15 +101,59 @@ def test_the_default_sandbox() -> None:
     assert option.default in (None, mode)
 
 
-def test_the_order_figure_is_the_benchs_row_for_the_default_event(default: EventConfig) -> None:
-    """README's "about N% of events" is docs/tournament.md's measured row for today's default."""
-    percent = int(claim(README, r"right in about (\d+)% of events", "README").group(1))
-    s = default.schedule
-    label = ("adaptive pairings + head-to-head" + (", until settled" if s.until_settled else "")
-             + ("" if default.duplicate else ", no duplicates"))
-    row = claim(TOURNAMENT, rf"\| {re.escape(label)} \| budget {s.budget} \(the default event\) \| \d+ \| ([0-9.]+) ",
-                "docs/tournament.md's ranking table")
-    assert abs(100 * float(row.group(1)) - percent) <= 1, (percent, row.group(0))
+def pool_row(default: EventConfig) -> list[str]:
+    """The cells of the default's row in docs/tournament.md's table from ``bench/ranking/default_pool.py bench``."""
+    row = claim(TOURNAMENT, rf"\| budget {default.schedule.budget} \(the default event\) \|[^\n]*",
+                "docs/tournament.md's bench/ranking/default_pool.py table")
+    return [c.strip() for c in row.group(0).strip("| ").split(" | ")]
+
+
+def test_the_order_figures_are_the_pool_benchs_row_for_the_default_event(default: EventConfig) -> None:
+    """README's "right in N% ... settles every neighbour pair in M% after K matches" is the pool bench's row."""
+    said = claim(README, r"it orders them right in (\d+)% of events \(95% CI (\d+)–(\d+)%\), settles every neighbour "
+                         r"pair in (\d+)% \((\d+)–(\d+)%\) after (\d+) matches on average", "README")
+    cells = pool_row(default)
+    matches, right, settled = cells[1], cells[2], cells[3]
+    assert int(said.group(7)) == int(matches)
+    for (p, lo, hi), cell in (((1, 2, 3), right), ((4, 5, 6), settled)):
+        m = re.match(r"([0-9.]+) \(([0-9.]+)–([0-9.]+)\)", cell)
+        assert m, cell
+        assert [int(said.group(i)) for i in (p, lo, hi)] == [round(100 * float(m.group(i))) for i in (1, 2, 3)], cell
+    # the goals the docs state (P(order right) >= 0.95, P(settled) >= 0.5), on the bench's own figures
+    assert float(right.split()[0]) >= 0.95 and float(settled.split()[0]) >= 0.5
+
+
+def test_the_pool_is_real_matches_of_the_default_field(default: EventConfig) -> None:
+    """The pool the figures come from is of the bots the default seats, and as large as the docs say."""
+    with POOL.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    seated = {n for r in rows for n in r["seats"].split(".")}
+    assert seated == {e.name for e in default.entrants}, seated
+    said = int(claim(README, r"measured on a pool of (\d+) real matches", "README").group(1))
+    assert said == len(rows) == int(claim(TOURNAMENT, r"`bench/ranking/data/default_pool.csv`: (\d+) matches",
+                                          "docs/tournament.md").group(1))
+    # the pool's head-to-head rates are the ones docs/tournament.md quotes
+    wins = {}
+    for unit in {r["unit"] for r in rows}:
+        a, b = unit.removeprefix("h2h:").split("~")
+        mine = [r for r in rows if r["unit"] == unit]
+        won = sum(r["seats"].split(".")[int(r["winner"])] == b for r in mine if r["winner"] != "")
+        wins[(b, a)] = (won, len(mine))
+    k, n = wins[("defensive", "greedy")]
+    assert f"defensive beats greedy {100 * k / n:.1f}% ({k} of {n})" in TOURNAMENT
+
+
+def test_the_main_job_figures_are_the_speed_tables() -> None:
+    """README's first line quotes the main job's CPU and wall as docs/scale.md's table from bench/run.py has them."""
+    said = claim(README, r"the main job: [^(]*\((\d+) CPU s, (\d+) s wall on 2 cores at load ~(\d+); after an install "
+                         r"of ~(\d+) CPU s\)", "README")
+    scale = " ".join((ROOT / "docs" / "scale.md").read_text().split())
+    cpu = float(claim(scale, r"\| the whole command, CPU \| ([0-9.]+) \|", "docs/scale.md").group(1))
+    wall = float(claim(scale, r"\| the whole command, wall \| ([0-9.]+) \|", "docs/scale.md").group(1))
+    assert int(said.group(1)) == round(cpu) and int(said.group(2)) == round(wall)
+    install = float(claim(scale, r"`pip install \.` cold took (\d+) CPU s", "docs/scale.md").group(1))
+    assert abs(int(said.group(4)) - install) <= 0.05 * install
+    assert wall <= 60  # the main job's stated goal (a minute), on the table's own figure
 
 
 def bench_row(truth: str) -> list[str]:

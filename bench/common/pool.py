@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import random
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,8 +20,10 @@ from typing import Sequence
 
 from sevenrocks.server.events.adaptive import AdaptivePlan
 from sevenrocks.server.events.config import EventConfig, ScheduleSettings, parse_config
+from sevenrocks.server.events.planner import judge_field
 from sevenrocks.server.events.schedule import MatchTask
 from sevenrocks.server.stats.fit import Result, fit
+from sevenrocks.server.stats.intervals import wilson
 from sevenrocks.server.stats.verdict import verdict
 
 #: The cached pool, beside the ranking studies (bench/ranking/data/).
@@ -122,3 +125,47 @@ def adaptive_event(cfg: EventConfig, dealer: Dealer) -> Event:
         results.extend(dealer.play(tasks))
         tasks = plan.next_round(results)
     return judge_fit(results)
+
+
+# ---------------------------------------------------------------------- today's default event and its pool
+
+#: Real matches of the default event's own bots (``bench/ranking/default_pool.py build``).
+DEFAULT_POOL = Path(__file__).resolve().parents[1] / "ranking" / "data" / "default_pool.csv"
+
+
+def pool_results(pool: dict) -> list[Result]:  # type: ignore[type-arg]
+    return [Result(s, r, f"g{k}-{i}") for k, groups in enumerate(pool.values()) for i, g in enumerate(groups)
+            for s, r in g]
+
+
+def truth(pool: dict) -> tuple[str, ...]:  # type: ignore[type-arg]
+    """The pool's own order: the fit of every pool match (what a very long event would find)."""
+    results = pool_results(pool)
+    names = sorted({n for r in results for n in r.seats})
+    return verdict(fit(results, True, names), LEVEL).order
+
+
+def summary(label: str, evs: list[Event], order: tuple[str, ...]) -> str:
+    n = len(evs)
+    right = sum(e.order == order for e in evs)
+    settled = [e for e in evs if e.settled]
+    lo, hi = wilson(right, n)
+    slo, shi = wilson(len(settled), n)
+    true_settled = sum(e.order == order for e in settled)
+    pairs = statistics.fmean(sum(s for _, _, s in e.claims) for e in evs)
+    return (f"| {label} | {statistics.fmean(e.matches for e in evs):.0f} | {right / n:.3f} ({lo:.2f}–{hi:.2f}) | "
+            f"{len(settled) / n:.3f} ({slo:.2f}–{shi:.2f}) | {pairs:.2f} of {len(order) - 1} | "
+            + (f"{true_settled}/{len(settled)}" if settled else "–") + " |")
+
+
+def default_event(cfg: EventConfig, dealer: Dealer, order: tuple[str, ...]) -> Event:
+    """One default event played from the pool: the product's planner, and its verdict (``judge_field``:
+    the fit plus the head-to-head records, the verdict the event stops on and closes with)."""
+    plan = AdaptivePlan(cfg)
+    results: list[Result] = []
+    tasks = plan.first_round()
+    while tasks:
+        results.extend(dealer.play(tasks))
+        tasks = plan.next_round(results)
+    _, v = judge_field(cfg, [e.name for e in cfg.entrants], results)
+    return Event(len(results), v.order, tuple((n.upper, n.lower, n.settled) for n in v.neighbours))

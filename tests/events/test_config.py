@@ -42,10 +42,10 @@ def test_defaults_are_the_registered_bots() -> None:
 
 
 @pytest.mark.parametrize("name, deals", [("search", 40), ("ismcts", 40), ("alphabeta", 10)])
-def test_the_default_search_entrants_think_a_fixed_number_of_deals(monkeypatch: pytest.MonkeyPatch, name: str,
-                                                                    deals: int) -> None:
-    """docs/tournament.md: the default event's search entrants run at a fixed number of deals per move."""
-    search = default_config().entrant(name)
+def test_the_reference_search_entrants_think_a_fixed_number_of_deals(monkeypatch: pytest.MonkeyPatch, name: str,
+                                                                      deals: int) -> None:
+    """docs/tournament.md: examples/reference-bots.toml's search entrants run at a fixed number of deals per move."""
+    search = load_config(EXAMPLES / "reference-bots.toml").entrant(name)
     assert dict(search.env) == {"SEVENROCKS_SEARCH_ITERATIONS": str(deals)}
     # And the module, started with that environment, builds exactly that bot.
     started: list[Any] = []

@@ -34,7 +34,9 @@ def test_the_embedded_event_differs_only_where_the_example_says() -> None:
     embedded = default_config()
     text = EXAMPLE.read_text(encoding="utf-8")
     s = embedded.schedule
-    assert (s.mode, s.budget, s.round_deals) == ("adaptive", 200, 32)
-    assert 'mode = "adaptive", budget = 200, round_deals = 32' in text
-    assert embedded.head_to_head and "pairings plus head to head" in text
+    assert (s.mode, s.budget, s.round_deals, s.until_settled) == ("adaptive", 100, 8, True)
+    assert 'mode = "adaptive", budget = 100, round_deals = 8,\n# until_settled = true' in text
+    assert embedded.format == "self" and 'head to head (format = "self")' in text
+    assert [e.name for e in embedded.entrants] == ["random", "greedy", "defensive"]
+    assert "random, greedy and defensive" in text
     assert embedded.time.per_move_ms == 3000 and "per_move_ms = 3000" in text

@@ -642,44 +642,57 @@ def load_config(path: Path) -> EventConfig:
     return parse_config(data, str(path))
 
 
-#: The reference bots that search sampled deals, and the fixed deals per move each gets in the default
-#: event (``SEVENROCKS_SEARCH_ITERATIONS``): a few milliseconds a decision each on the compiled build
-#: (alpha-beta searches each deal five placements deep, about ten times a search deal's cost).
+#: The reference bots that search sampled deals, and the fixed deals per move (``SEVENROCKS_SEARCH_ITERATIONS``)
+#: each gets should :data:`DEFAULT_FIELD` seat it (today it seats none): a few milliseconds a decision each
+#: on the compiled build (alpha-beta searches each deal five placements deep, about ten times a search
+#: deal's cost). ``examples/reference-bots.toml`` seats all six reference bots at these numbers.
 SEARCH_DEALS = {"search": 40, "ismcts": 40, "alphabeta": 10}
+
+#: The field of the embedded event, weakest first: bots whose neighbours differ clearly (head to
+#: head, on real matches of the default pool: greedy beats random in about 99% of matches,
+#: defensive beats greedy in about 89%), so a minute's matches settle their order. The search
+#: bots are left out: their steps over ``defensive`` and each other are 57-60/40-43 (search over
+#: defensive 0.59 at 40 deals a move; alphabeta over search 0.57 at 10), which take hundreds of
+#: matches each to settle, and alphabeta thinks about 26 ms a decision (docs/tournament.md,
+#: "The default event").
+DEFAULT_FIELD = ("random", "greedy", "defensive")
+#: At most this many matches; the default stops sooner, once every neighbour pair is settled.
+DEFAULT_BUDGET = 100
+#: Head-to-head deals per adaptive round after the first (a deal is one match: no duplicates).
+DEFAULT_ROUND_DEALS = 8
 
 
 def default_config() -> EventConfig:
-    """The embedded event: every registered reference bot, sized to order them right in minutes.
+    """The embedded event: a field of reference bots with clear steps, sized to settle their order in a minute.
 
-    Measured with ``bench/ranking/ranking.py`` on a pool of real reference-bot matches (see
-    docs/tournament.md): pairings plus head to head, scheduled adaptively (after the
-    first round, every new deal goes to the neighbour pair whose order is least
-    settled), at most 200 matches, every match on a deal of its own. The search entrants think a
-    fixed number of deals per move (:data:`SEARCH_DEALS`: ``search`` and ``ismcts`` 40, ``alphabeta`` 10; a few ms
-    instead of ~150 ms): the strength the ladder and the pool measure for ``search``, and a whole event in a few
-    minutes on two cores. With fewer than four registered
-    bots the pairings format cannot seat distinct partnerships, so the default falls
-    back to head to head alone (``self``).
+    Measured with ``bench/ranking/default_pool.py`` on a pool of real matches of these bots as this
+    event seats them (the real referee and sandbox; docs/tournament.md): head to head
+    (:data:`DEFAULT_FIELD` is three bots, too few for distinct partnerships), scheduled
+    adaptively (after the first round, every new deal goes to the neighbour pair whose order
+    is least settled), every match on a deal of its own, stopping as soon as every neighbour
+    pair is settled at 95% and after at most :data:`DEFAULT_BUDGET` matches. A bot of the
+    field whose module is not installed is left out; with fewer than two left it is an error.
     """
-    # An entry point whose module is not installed cannot be launched; leave it out.
-    names = [n for n in bot_names() if _importable(bot_module(n))]
+    names = [n for n in DEFAULT_FIELD if n in bot_names() and _importable(bot_module(n))]
     if len(names) < 2:
-        raise ConfigError("fewer than two bots are registered in the 'sevenrocks.bots' entry-point group; "
-                          "install the package (pip install -e .) or pass a config file")
+        raise ConfigError("fewer than two of the default's bots (" + ", ".join(DEFAULT_FIELD) + ") are registered "
+                          "in the 'sevenrocks.bots' entry-point group; install the package (pip install -e .) "
+                          "or pass a config file")
     entrants: list[dict[str, Any]] = [{"name": n, "bot": n} for n in names]
     for e in entrants:
         if e["bot"] in SEARCH_DEALS:
             e["env"] = {"SEVENROCKS_SEARCH_ITERATIONS": str(SEARCH_DEALS[e["bot"]])}
     pairings = len(names) >= 4
-    # No duplicates: measured, they buy about 1.04x fewer matches here, and without them no
-    # bot ever meets a deal twice. A head-to-head deal is then one match: rounds of 32 (the
-    # bench measured 16, 32 and 48 alike; fewer rounds start the bots fewer times).
+    # No duplicates: without them no bot ever meets a deal twice, and one process per bot
+    # plays the whole event (three starts).
     event: dict[str, Any] = {"name": "default", "format": "pairings" if pairings else "self", "seed": 1,
                              "concurrency": 2, "duplicate": False}
     if pairings:
         event["head_to_head"] = True
     # The generous per-move limit only keeps a busy machine from turning thinking into timeouts.
-    data = {"event": event, "schedule": {"mode": "adaptive", "budget": 200, "round_deals": 32},
+    data = {"event": event,
+            "schedule": {"mode": "adaptive", "budget": DEFAULT_BUDGET, "round_deals": DEFAULT_ROUND_DEALS,
+                         "until_settled": True},
             "time": {"per_move_ms": 3000}, "entrants": entrants}
     return parse_config(data, "<defaults>")
 

@@ -235,7 +235,8 @@ class LocalExecutor:
             if self.report is not None and sup.start_times:
                 times = sorted(sup.start_times)
                 self.report(f"bot processes: {len(times)} started (median start-up "
-                            f"{1000 * times[len(times) // 2]:.0f} ms), {sup.evictions} stopped to stay within "
+                            f"{1000 * times[len(times) // 2]:.0f} ms, {sum(times):.1f} s in all), "
+                            f"{sup.evictions} stopped to stay within "
                             f"[bots].max_alive = {sup.max_alive}")
 
 
