@@ -302,3 +302,15 @@ def test_a_longer_connect_timeout_is_not_a_new_identity(tmp_path: Path) -> None:
         return digest(entrant_identity(cfg, cfg.entrants[0]))
 
     assert ident(20, 1000) == ident(120, 1000) != ident(20, 999)
+
+
+def test_a_resume_with_another_time_bank_is_another_identity() -> None:
+    """A resume whose [time] bank_ms changed is refused: the bank decides how matches are played."""
+    from sevenrocks.server.events.config import parse_config
+    from sevenrocks.server.events.identity import digest, entrant_identity
+
+    def ident(bank: int) -> str:
+        cfg = parse_config({"event": {"format": "self"}, "time": {"bank_ms": bank}, "entrants": GREEDY}, "<t>")
+        return digest(entrant_identity(cfg, cfg.entrants[0]))
+
+    assert ident(0) != ident(30_000) != ident(60_000)

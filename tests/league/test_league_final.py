@@ -130,3 +130,37 @@ def test_a_retired_entrants_process_is_stopped(tmp_path: Path) -> None:
     kept, leaving = asyncio.run(go())
     assert leaving is not None, "the retired entrant's process is still running"
     assert kept is None  # the others play on
+
+
+def test_a_disqualified_entrant_never_rejoins_whatever_is_appended_to_its_reason(tmp_path: Path) -> None:
+    """``sevenrocks league disqualify`` stores "disqualified by the organiser: REASON"; a reason that grew
+    afterwards (a note appended by hand or by a later tool) still keeps the entrant out."""
+    config = league_config(tmp_path, ["a", "b", "c", "d", "e"])
+    with Store(tmp_path / "l.db", writer=True) as store:
+        store.open_league(config, league_fingerprint(config))
+        sync_field(store, config, frozen=False)
+        store.retire("lg", "e")
+        store.withdraw("lg", "e", "disqualified by the organiser: read the referee's files; appealed, refused")
+        assert not any("rejoined" in line for line in sync_field(store, config, frozen=False))
+        assert names_of(store, config) == ["a", "b", "c", "d"]
+
+
+def test_the_league_never_seats_two_entrants_of_one_author_at_one_table(tmp_path: Path) -> None:
+    """Once, one author's entrants held all four seats of a third of a league's matches. With the
+    desk's author map (``authors_of``), a and b (both mallory's) never share a table; c, d, e play on."""
+    path = tmp_path / "l.toml"
+    path.write_text('[event]\nname = "x"\n[league]\nround_matches = 8\nstop_after = 24\n' + FIVE)
+    config, settings = load_league(path)
+    executor = InProcessExecutor(config)
+
+    async def update(entrants: Any) -> None:
+        executor.config = dataclasses.replace(config, entrants=tuple(entrants))
+
+    with Store(tmp_path / "l.db", writer=True) as store:
+        game = League(path, config, settings, store, executor, lambda line: None, update_executor=update,
+                      authors_of=lambda: {"a": "mallory", "b": "mallory"}, submitted_names={"a", "b"})
+        asyncio.run(run_league(game))
+        seats = [set(m.seats) for m in store.matches(["x"])]
+    assert len(seats) >= 24
+    assert not [s for s in seats if {"a", "b"} <= s]
+    assert all(any(n in s for s in seats) for n in "abcde")  # everyone still plays

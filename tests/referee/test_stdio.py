@@ -51,6 +51,8 @@ def test_a_correct_program_plays_a_whole_match(tmp_path: Path) -> None:
     ("wrong-id", "malformed", "answer to unknown request id 999999999"),  # sent as written
     ("exit", "crash", "exited with code 3"),
     ("slow", "timeout", "no move within 5000 ms"),
+    ("huge", "crash", "a line longer than 65536 bytes"),  # answered with the error that names it, never dropped
+    ("killed", "crash", "exited with code 137"),  # 128 + SIGKILL, as a shell reports it
 ])
 def test_a_misbehaving_program_gets_the_fault_a_grpc_bot_would(
         mode: str, cause: str, detail: str, tmp_path: Path) -> None:

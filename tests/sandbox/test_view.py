@@ -61,14 +61,16 @@ def event_folder(root: Path) -> Path:
     (ev / "sevenrocks-out" / "logs").mkdir(parents=True)
     (ev / "sevenrocks-out" / "site").mkdir()
     (ev / "rival").mkdir()
-    for d in (ev, ev / "sevenrocks-out", ev / "sevenrocks-out" / "logs", ev / "rival"):
+    (ev / "sevenrocks.submissions" / "uploads").mkdir(parents=True)  # a league's uploads, every author's
+    for d in (ev, ev / "sevenrocks-out", ev / "sevenrocks-out" / "logs", ev / "rival", ev / "sevenrocks.submissions",
+              ev / "sevenrocks.submissions" / "uploads"):
         os.chmod(d, 0o755)
     files = {
         "bot.py": PROBE, "helper.py": "VALUE = 7\n", "weights.bin": "my weights", "notes.txt": "operator notes",
         "ev.toml": 'token = "remote-secret"', "sevenrocks.db": SECRET, "sevenrocks.db-wal": SECRET,
         "sevenrocks.db-shm": SECRET, "sevenrocks-out/logs/other.log": SECRET, "sevenrocks-out/site/m.jsonl": SECRET,
         "other.py": "print('another entrant')", "rival/rival.py": "print('rival')", "rival/weights.bin": "rival weights",
-        ".env": "API_KEY=operator-secret",
+        ".env": "API_KEY=operator-secret", "sevenrocks.submissions/uploads/1-ab.upload": SECRET,
     }
     for name, text in files.items():
         (ev / name).write_text(text)
@@ -77,9 +79,11 @@ def event_folder(root: Path) -> Path:
 
 
 def harness_files(ev: Path) -> list[Path]:
-    db = ev / "sevenrocks.db"
-    return [ev / "sevenrocks-out", ev / "sevenrocks-out" / "logs", ev / "ev.toml", db,
-            *(db.with_name(db.name + s) for s in ("-wal", "-shm", "-journal"))]
+    """What the harness hides, as the CLI computes it (cli/common.py): the probe below reads the
+    database's side files, so leaving out SQLite's -wal/-shm/-journal there fails this module."""
+    from sevenrocks.server.cli.common import harness_files as of_the_cli
+
+    return list(of_the_cli(ev / "sevenrocks.db", ev / "sevenrocks-out", ev / "ev.toml"))
 
 
 def probe(sb: Sandbox, ev: Path, others: list[Path], then: list[str] | None = None) -> dict[str, object]:
@@ -87,7 +91,8 @@ def probe(sb: Sandbox, ev: Path, others: list[Path], then: list[str] | None = No
     started, and return what it reports."""
     asked = ["weights.bin", "notes.txt", "ev.toml", "sevenrocks.db", "sevenrocks.db-wal", "sevenrocks.db-shm",
              "sevenrocks.db-journal", "sevenrocks-out/logs/other.log", "sevenrocks-out/logs/late.log",
-             "sevenrocks-out/site/m.jsonl", "other.py", "rival/rival.py", "rival/weights.bin", "late.jsonl", ".env"]
+             "sevenrocks-out/site/m.jsonl", "other.py", "rival/rival.py", "rival/weights.bin", "late.jsonl", ".env",
+             "sevenrocks.submissions/uploads/1-ab.upload"]
     prep = sb.prepare([sys.executable, "bot.py"], sb.environment(os.environ), "probe", others)
     try:
         proc = subprocess.Popen(prep.argv, env=prep.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -55,3 +55,13 @@ def test_the_submissions_table_and_config_authors_are_checked() -> None:
                        ({"authors": [{"name": "<i>", "token_sha256": "a" * 64}]}, "letters, digits")]:
         with pytest.raises(ConfigError, match=words):
             parse_submissions(bad, "l.toml")
+
+
+def test_a_replaced_token_sha256_stops_the_old_token(tmp_path: Path) -> None:
+    """docs/league.md's way to replace a leaked token: a new hash in [[authors]], read at the next start."""
+    db = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    leaked, fresh = "sr_the-leaked-one", "sr_the-new-one"
+    sync_config_authors(db, {"carol": hash_token(leaked)})
+    assert author_for(db, leaked) == "carol"
+    sync_config_authors(db, {"carol": hash_token(fresh)})  # the league started again with the new hash
+    assert author_for(db, leaked) is None and author_for(db, fresh) == "carol"

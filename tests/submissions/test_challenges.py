@@ -140,6 +140,9 @@ def test_a_challenge_plays_unranked_between_rounds_and_only_its_author_sees_it(
     ids = {str(m) for m, *_ in played}
     rated = {str(n) for (n,) in run.query("SELECT match_id FROM matches")}
     assert not ids & rated and ranked_before[0] < len(rated)
+    # A challenge deal is never a ranked deal (docs/league.md): no ranked match was dealt from its seed.
+    dealt = {int(str(x)) for (x,) in run.query("SELECT seed FROM challenge_matches")}
+    assert dealt and not dealt & {int(str(x)) for (x,) in run.query("SELECT seed FROM matches")}
     # Bounded work: one challenge match between two ranked rounds (challenge_matches_per_round = 1).
     times = [float(str(t)) for _, _, t, _ in played]
     for a, b in zip(times, times[1:]):

@@ -3,8 +3,9 @@
 One league process (``--web``, the default sandbox: bubblewrap) serves the module's
 tests, in order: three kinds of bot, a failing bot, a fix, a disqualification; kill -9
 of the league mid-pipeline has its own. The refusals that need no match played
-(quota, size, names, another author's token) are in test_submit_api.py, in the
-default suite; this module plays matches for over a minute, so it is slow.
+(quota, size, names, another author's token) are in test_submit_api.py and test_door.py,
+in the default suite, with one lean round trip (upload, build, check, a ranked match);
+this module plays matches for over a minute, so it is slow. Each test also runs alone.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def test_each_kind_of_bot_submitted_over_http_validates_and_plays_ranked(
 
 def test_a_bot_that_fails_validation_never_plays(league: tuple[LeagueRun, dict[str, str]], tmp_path: Path) -> None:
     run, tokens = league
-    done = submit(run.url, tokens["bob"], bundles.bad_bot(tmp_path / "bad"), "--name", "bobbad")
+    done = submit(run.url, tokens["dave"], bundles.bad_bot(tmp_path / "bad"), "--name", "bobbad")  # no entrant yet
     assert done.returncode == 1
     assert "rejected: validation: the conformance check failed" in done.stderr
     assert "not a double-six tile" in done.stderr  # the end of the check's log, for the author
@@ -82,6 +83,9 @@ def test_a_disqualified_author_leaves_the_field_and_cannot_submit(league: tuple[
     import sys
 
     run, tokens = league
+    if not run.query("SELECT 1 FROM submissions WHERE author = 'carol' AND state = 'active'"):  # run alone
+        done = submit(run.url, tokens["carol"], bundles.built_bot(tmp_path / "carol-first"))
+        assert done.returncode == 0, done.stdout + done.stderr
     run.wait_for("a match of carol", lambda: run.matches_of("carol") > 0)
     out = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "league", "disqualify", "carol",
                           "--db", str(run.db), "--reason", "read the referee's files"],

@@ -207,3 +207,61 @@ def test_a_submission_the_pipeline_fails_on_does_not_stop_the_queue(league_db: S
     assert rejected is not None and rejected.state == "rejected" and "not a readable" in (rejected.reason or "")
     assert kept is not None and kept.state == "received"
     assert any(f"submission {first}: the pipeline failed on it (FileNotFoundError" in s for s in said), said
+
+
+def test_a_check_killed_by_a_signal_never_passes(league_db: Store, tmp_path: Path) -> None:
+    """The OOM killer (or anyone) ends the check's process with SIGKILL: a negative return code, which
+    is a failed check with a log that says so, never a pass (a hand-made mutant counted it as one)."""
+    import threading
+
+    from sevenrocks.server.submissions.manifest import Manifest
+
+    folder = bundles.sdk_bot(tmp_path / "sdk")
+    pipeline = Pipeline(league_db.path, SubmitSettings(), "auto", 1000)
+    result: list[tuple[bool, str]] = []
+    worker = threading.Thread(target=lambda: result.append(pipeline.validate(Manifest(("python3", "bot.py")),
+                                                                             folder)))
+    worker.start()
+    deadline = time.monotonic() + 60
+    killed = False
+    while not killed and time.monotonic() < deadline:
+        for entry in os.listdir("/proc"):
+            try:
+                cmd = Path(f"/proc/{entry}/cmdline").read_bytes()
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat[stat.rfind(")") + 2:].split()[1])
+            if parent == os.getpid() and b"sevenrocks.server.submissions.validate" in cmd:
+                time.sleep(0.5)  # well into its phases
+                os.kill(int(entry), signal.SIGKILL)
+                killed = True
+                break
+        time.sleep(0.05)
+    worker.join(120)
+    assert killed and result
+    ok, log = result[0]
+    assert not ok and "killed by signal 9" in log.splitlines()[0], log[:500]
+
+
+def test_a_build_has_a_private_tmp_and_a_memory_limit(tmp_path: Path) -> None:
+    """docs/league.md: the build's /tmp is its own (the host's is not seen, and nothing it writes there
+    is left on the host), and past build_memory_mb it fails (a claim no test held before)."""
+    import tempfile
+
+    from sevenrocks.server.submissions.build import run_build
+
+    host = Path(tempfile.mkdtemp(prefix="sevenrocks-host-tmp-"))
+    own = f"sevenrocks-build-own-{os.getpid()}"
+    folder = bundles.sdk_bot(tmp_path / "b")
+    try:
+        done = run_build(folder, f"test ! -e {host} && echo mine > /tmp/{own} && cat /tmp/{own}", BuildLimits(),
+                         True, ())
+        assert done.ok and "mine" in done.log, done.log
+        assert not Path("/tmp", own).exists()
+    finally:
+        host.rmdir()
+    eat = "python3 -c 'x = bytearray(400 * 2**20); print(len(x))'"
+    assert run_build(folder, eat, BuildLimits(memory_mb=1024), True, ()).ok  # within the limit
+    done = run_build(folder, eat, BuildLimits(memory_mb=128), True, ())
+    assert not done.ok, done.log  # MemoryError under RLIMIT_AS; killed under a cgroup limit

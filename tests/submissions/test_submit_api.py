@@ -242,7 +242,7 @@ def test_a_submitted_bot_in_the_league_sees_only_its_own_bundle(league: tuple[Le
     run, tokens = league
     folder = bundles.sdk_bot(tmp_path / "snoop")
     (folder / "bot.py").write_text(SNOOP)
-    done = submit(run.url, tokens["alice"], folder, "--name", "snoop")
+    done = submit(run.url, tokens["carol"], folder, "--name", "snoop")  # carol: no entrant in play yet
     assert done.returncode == 0, done.stderr
     log = run.folder / "out" / "logs" / "snoop.log"
     run.wait_for("snoop's listing", lambda: log.is_file() and "cwd listing:" in log.read_text(), timeout=90)

@@ -4,9 +4,12 @@ Modes: ``none`` plays the first legal move; ``junk`` prints text that is not JSO
 ``illegal`` plays a tile it does not hold; ``malformed`` a tile that does not exist;
 ``wrong-id`` answers a request id never issued; ``exit`` exits with status 3;
 ``slow`` sleeps past the clock; ``nested`` prints 60 KB of ``[``; ``chatty`` writes to stderr and prints a stray line
-before any turn, then plays correctly.
+before any turn, then plays correctly; ``huge`` prints a line of 70,000 bytes (past the adapter's 64 KiB);
+``killed`` dies of its own SIGKILL.
 """
 import json
+import os
+import signal
 import sys
 import time
 
@@ -29,6 +32,11 @@ for line in sys.stdin:
     if mode == "nested":
         print("[" * 60_000, flush=True)
         continue
+    if mode == "huge":
+        print("x" * 70_000, flush=True)
+        continue
+    if mode == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)
     if mode == "illegal":
         other = next((a, b) for a in range(7) for b in range(a, 7) if (a, b) not in hand)
         move["placement"] = {**move["placement"], "tile": {"low": other[0], "high": other[1]}}

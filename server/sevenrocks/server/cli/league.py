@@ -8,7 +8,9 @@ work while the league runs: it notices within seconds.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +50,20 @@ league.add_command(play, "play")
 
 
 def _open(db: Path) -> Store:
-    """The league's database (imported here: ``sevenrocks league CONFIG`` checks CONFIG before it loads)."""
+    """The league's database, or one line of error: a path that holds no league (a typo) is refused
+    before it is opened, which would create an empty database and a token no league knows."""
+    try:
+        probe = sqlite3.connect(f"file:{urllib.parse.quote(str(db.resolve()))}?mode=ro", uri=True)
+        try:
+            leagues = probe.execute("SELECT COUNT(*) FROM league").fetchone()[0]
+        finally:
+            probe.close()
+    except sqlite3.Error:
+        leagues = 0
+    if not leagues:
+        raise click.ClickException(f"{db} holds no league: give the --db of a league (start it once with "
+                                   "`sevenrocks league CONFIG --db FILE` to create it), or list authors in its "
+                                   "config as [[authors]]")
     from ..events.store import Store, StoreError
 
     try:

@@ -379,7 +379,7 @@ async def _start_web(game: League, web: tuple[str, int], asked: tuple[str | None
     if desk is not None:
         from ..web.submit import SubmitAPI
 
-        SubmitAPI(desk, site.on_referee).add_routes(site.app)
+        SubmitAPI(desk, site.on_referee, authors.failed).add_routes(site.app)  # one wrong-token counter
     listing = logs.parent / "author-tokens.txt"
 
     def write_listing(tasks: Sequence[MatchTask] = ()) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import sys
@@ -21,10 +22,27 @@ STEP_WORDS = {"received": "waiting to be unpacked", "unpacked": "building", "bui
               "validated": "joining the league"}
 
 
+#: The most a packed bot may be here (a league takes far less: its max_upload_mb, 16 MiB by default).
+MAX_PACK = 1 << 30
+
+
 def pack(path: Path) -> bytes:
-    """A folder as a .tar.gz of its contents (links kept as links), or an archive file as it is."""
-    if path.is_file():
-        return path.read_bytes()
+    """A folder as a .tar.gz of its contents (links kept as links), or an archive file as it is; anything
+    else (a device, a FIFO, what cannot be read) is one line of error, never a traceback or an endless read."""
+    try:
+        if path.is_file():
+            if path.stat().st_size > MAX_PACK:
+                raise click.BadParameter(f"{path} is over {MAX_PACK >> 20} MiB: not a bot", param_hint="PATH")
+            return path.read_bytes()
+        if not path.is_dir():
+            raise click.BadParameter(f"{path} is neither a folder nor an archive file (.tar.gz or .zip)",
+                                     param_hint="PATH")
+        return _pack_folder(path)
+    except (OSError, tarfile.TarError) as e:
+        raise click.BadParameter(f"{path} cannot be packed: {e}", param_hint="PATH") from None
+
+
+def _pack_folder(path: Path) -> bytes:
     buf = io.BytesIO()
 
     def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
@@ -34,7 +52,22 @@ def pack(path: Path) -> bytes:
         for child in sorted(path.iterdir()):
             if child.name not in SKIP:
                 tar.add(child, arcname=child.name, filter=keep)
+            if buf.tell() > MAX_PACK:
+                raise click.BadParameter(f"{path} packs to over {MAX_PACK >> 20} MiB: not a bot", param_hint="PATH")
     return buf.getvalue()
+
+
+def league_url(url: str) -> str:
+    """The league's address without its trailing slash, or one line saying what an address looks like."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:  # a port that is not a number
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
+        raise click.BadParameter(f"{url!r} is not a web address; give the league's --web address, e.g. "
+                                 "http://HOST:8080", param_hint="--to")
+    return url.rstrip("/")
 
 
 def _call(url: str, token: str, data: bytes | None = None) -> tuple[int, dict[str, Any]]:
@@ -50,7 +83,7 @@ def _call(url: str, token: str, data: bytes | None = None) -> tuple[int, dict[st
             return e.code, json.loads(body)
         except ValueError:
             return e.code, {"error": body.decode("utf-8", "replace").strip() or e.reason}
-    except (urllib.error.URLError, OSError) as e:
+    except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as e:
         reason = getattr(e, "reason", e)
         raise click.ClickException(f"cannot reach {url}: {reason}; is the league running with --web, "
                                    "and is this its address?") from None
@@ -106,14 +139,14 @@ def submit(targets: tuple[str, ...], url: str, token: str | None, name: str | No
                                "add` printed it")
     url = site_root(url)
     if challenge:
-        _challenge(url.rstrip("/"), token, list(targets), matches, wait, timeout)
+        _challenge(league_url(url), token, list(targets), matches, wait, timeout)
         return
     if len(targets) != 1:
         raise click.UsageError("give one PATH (a folder or an archive), or --challenge NAME [NAME...]")
     path = Path(targets[0])
     if not path.exists():
         raise click.BadParameter(f"{path} does not exist", param_hint="PATH")
-    base = url.rstrip("/")
+    base = league_url(url)
     data = pack(path)
     query = "?" + urllib.parse.urlencode({"name": name}) if name else ""
     status, answer = _call(f"{base}/api/submissions{query}", token, data)

@@ -43,7 +43,16 @@ def san_entry(host: str) -> object:
     except ValueError:
         if not host or any(c.isspace() or c in "/:@" for c in host):
             raise click.BadParameter(f"{host!r} is neither a host name nor an IP address", param_hint="HOST")
+        if len(host.rstrip(".")) > 253 or any(not 0 < len(label) <= 63 for label in host.rstrip(".").split(".")):
+            raise click.BadParameter(f"{host[:40]!r}... is not a host name: at most 253 characters, each part "
+                                     "between dots 1 to 63", param_hint="HOST")
         return x509.DNSName(host.lower())
+
+
+def common_name(text: str) -> str:
+    """A certificate's common name is at most 64 characters (it only labels the certificate: the
+    subject alternative names are what a bot checks)."""
+    return text if len(text) <= 64 else text[:61] + "..."
 
 
 def make_tls_files(hosts: list[str], out: Path, days: int = VALID_DAYS) -> TlsFiles:
@@ -57,7 +66,7 @@ def make_tls_files(hosts: list[str], out: Path, days: int = VALID_DAYS) -> TlsFi
     now = datetime.datetime.now(datetime.timezone.utc)
     start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=days)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"sevenrocks referee CA for {hosts[0]}")])
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name(f"sevenrocks referee CA for {hosts[0]}"))])
     ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
           .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
           .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
@@ -68,7 +77,7 @@ def make_tls_files(hosts: list[str], out: Path, days: int = VALID_DAYS) -> TlsFi
           .sign(ca_key, hashes.SHA256()))
     key = ec.generate_private_key(ec.SECP256R1())
     cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name(hosts[0]))]))
             .issuer_name(ca_name).public_key(key.public_key())
             .serial_number(x509.random_serial_number()).not_valid_before(start).not_valid_after(end)
             .add_extension(x509.SubjectAlternativeName(names), critical=False)  # type: ignore[arg-type]
@@ -117,7 +126,11 @@ def tls(hosts: tuple[str, ...], out_dir: Path, port: int, days: int) -> None:
     certificate that does not name the address dialled is refused by the bot. Running
     it again makes a new CA; send the new ca.pem to the authors.
     """
-    files = make_tls_files(list(hosts), out_dir, days)
+    try:
+        files = make_tls_files(list(hosts), out_dir, days)
+    except OSError as e:
+        raise click.ClickException(f"cannot write the certificate files into {out_dir}: "
+                                   f"{e.strerror or e}; give another --out folder") from None
     click.echo(f"wrote {files.ca} (send it to bot authors), {files.cert} and {files.key} (keep it here: mode 600), "
                f"valid {days} days for {', '.join(hosts)}")
     click.echo(f"referee: sevenrocks serve --listen 0.0.0.0:{port} --tls-cert {files.cert} --tls-key {files.key} "

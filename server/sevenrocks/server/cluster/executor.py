@@ -41,7 +41,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import CancelledError
 from concurrent.futures import Future as ThreadFuture
 from dataclasses import dataclass, field
@@ -50,14 +50,13 @@ from typing import Any
 
 from .workers import ROSTER_POLL_S, Roster
 from ..events.arena import Arena, ArenaError
-from ..events.config import ConfigError, EventConfig
+from ..events.config import EventConfig
 
 try:
     from distributed import WorkerPlugin as _PluginBase
 except ImportError:  # Dask is optional (the ``cluster`` extra): ClusterExecutor.run says how to get it
     _PluginBase = object  # type: ignore[misc,assignment]
-from ..events.executor import (EntrantsUnreachable, OnResult, unreachable_message, check_voids, outcome_of, phases, stamp,
-                       supervised_play)
+from ..events.executor import (OnResult, check_voids, phases)
 from ..events.outcome import MatchOutcome, Report, Voided
 from ..events.schedule import MatchTask
 from .shipping import Shipment, pack, plan, resolve, snapshot_root, unpack
@@ -592,7 +591,7 @@ class ClusterExecutor:
                 return  # nowhere else to play them: the scheduler's own notice re-runs them
             try:
                 on_lost = await client.processing(workers=sorted(roster.lost))
-            except Exception as e:  # noqa: BLE001 - one the scheduler removed meanwhile (KeyError there): next time
+            except Exception:  # noqa: BLE001 - one the scheduler removed meanwhile (KeyError there): next time
                     return
             keys = {str(k) for ks in on_lost.values() for k in ks}
             copies = Counter(t.match_id for _f, t in running.values())

@@ -24,7 +24,7 @@ import statistics
 import sys
 import threading
 import time
-from collections.abc import Iterable, Callable, Sequence
+from collections.abc import Iterable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any

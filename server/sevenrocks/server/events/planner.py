@@ -15,6 +15,9 @@ rotation of a fives group), so no entrant's seat decides its result.
   pairings match), those closest to a decision first; the rest explores: the
   least-exposed entrants at tables with the partners and opponents they met
   least.
+- **Siblings apart**: entrants given one *group* (a league's submitted entrants and versions of one
+  author) never sit at one table, as partners or as opponents: an author's second entrant cannot throw
+  its matches to lift the first.
 - **Equal exposure**: an entrant is never given a table that would take it above
   :data:`CAP` times the mean number of matches, and entrants below :data:`FLOOR`
   times the mean are seated first, so every entrant stays within 0.5x–2x of the
@@ -33,7 +36,7 @@ import math
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .config import EventConfig
 from .schedule import MatchTask, RulesetSpec, deal_seed, ruleset_spec
@@ -160,8 +163,11 @@ def _format_of(config: EventConfig) -> _Format:
 class _Field:
     """The state a round is planned from: who played how much, and with whom."""
 
-    def __init__(self, config: EventConfig, entrants: Sequence[str], results: Iterable[Result], round_no: int) -> None:
+    def __init__(self, config: EventConfig, entrants: Sequence[str], results: Iterable[Result], round_no: int,
+                 groups: Mapping[str, str] | None = None) -> None:
         self.config = config
+        #: Entrant -> its group: no two of one group at one table (an entrant without one is its own).
+        self.group = dict(groups or {})
         self.form = _format_of(config)
         self.rng = random.Random(derive_seed("sevenrocks-planner", config.seed, round_no))
         self.names = list(entrants)
@@ -232,13 +238,22 @@ class _Field:
         self.turn += 1
         return kind
 
+    def clash(self, unit: str, others: Sequence[str]) -> bool:
+        """Can ``unit`` not sit at a table with ``others``: it is one of them, or of one's group?"""
+        if unit in others:
+            return True
+        g = self.group.get(unit)
+        return g is not None and any(self.group.get(o) == g for o in others)
+
     def take(self, queue: list[str], size: int) -> list[str] | None:
-        """``size`` distinct units from the front of ``queue``: the first, then those it met least."""
+        """``size`` units from the front of ``queue``, no two of one group: the first, then those it met least."""
         if not queue:
             return None
         chosen = [queue.pop(0)]
         while len(chosen) < size:
-            window = [(i, u) for i, u in enumerate(queue[:WINDOW]) if u not in chosen]
+            window = [(i, u) for i, u in enumerate(queue[:WINDOW]) if not self.clash(u, chosen)]
+            if not window and self.group:  # siblings ahead in the queue: look further for another
+                window = [(i, u) for i, u in enumerate(queue) if not self.clash(u, chosen)][:1]
             if not window:
                 queue[:0] = chosen
                 return None
@@ -303,7 +318,7 @@ class _Field:
         while queue:
             units = self.take(queue, size)
             if units is None:
-                units = self._repair(tables, queue[:size], size)
+                units = self._repair(tables, queue[:size], size, self.clash)
                 del queue[:size]
                 if units is None:
                     return False
@@ -313,16 +328,19 @@ class _Field:
         return True
 
     @staticmethod
-    def _repair(tables: list[list[str]], last: list[str], size: int) -> list[str] | None:
-        """``last`` repeats a unit: swap the repeats with members of tables already drawn."""
+    def _repair(tables: list[list[str]], last: list[str], size: int,
+                clash: Callable[[str, Sequence[str]], bool] = lambda u, others: u in others) -> list[str] | None:
+        """``last`` repeats a unit (or, with ``clash``, a group): swap the repeats with members of tables
+        already drawn."""
         if len(last) < size:
             return None
         for i in range(len(last)):
-            if last[i] not in last[:i]:
+            if not clash(last[i], last[:i]):
                 continue
             for t in tables:
                 for j, u in enumerate(t):
-                    if u not in last and last[i] not in t:
+                    rest = [x for k, x in enumerate(last) if k != i]
+                    if not clash(u, rest) and not clash(last[i], [x for x in t if x != u]):
                         t[j], last[i] = last[i], u
                         break
                 else:
@@ -387,8 +405,9 @@ def judge_field(config: EventConfig, entrants: Sequence[str], results: Sequence[
 
 def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[Result],
                round_no: int, matches: int, *, start_index: int | None = None,
-               judged: Verdict | None = None) -> list[MatchTask]:
-    """The tables of round ``round_no`` for the active field ``entrants``, as match tasks.
+               judged: Verdict | None = None, groups: Mapping[str, str] | None = None) -> list[MatchTask]:
+    """The tables of round ``round_no`` for the active field ``entrants``, as match tasks; no two
+    entrants of one of ``groups`` (entrant -> group) at one table.
 
     Pure and deterministic: the same config, field, results (in any order) and
     round number give the same tasks. ``matches`` is the size of the round: at most
@@ -397,12 +416,14 @@ def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[R
     start at ``start_index`` (default ``len(results)``). ``judged`` is the verdict
     on ``results`` when the caller has it already (:func:`judge_field`).
     """
-    fld = _Field(config, entrants, results, round_no)
+    fld = _Field(config, entrants, results, round_no, groups)
     start = len(results) if start_index is None else start_index
     if len(fld.units) < 2 or matches <= 0:
         return []
     if all(fld.exposure[n] == 0 for n in fld.names):
         fld.matchdays(matches)
+        if not fld.tables and fld.group:  # siblings too many for whole matchdays: the least-exposed first
+            fld.explore(matches)
         return tasks_of(config, fld.tables, round_no, start)
     v = judged
     # The floor is FLOOR x the mean at the end of this round, which depends on the round's own
@@ -413,7 +434,7 @@ def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[R
     widest = max(fld.form.players if k == "group" else 4 for k in fld.form.explore)
     extra = 2 * matches
     for attempt in range(5):
-        fld = _Field(config, entrants, results, round_no) if attempt else fld
+        fld = _Field(config, entrants, results, round_no, groups) if attempt else fld
         if attempt == 4:
             extra = widest * matches
         before = fld.field_total()
@@ -495,10 +516,15 @@ def _focus_table(fld: _Field, pair: Neighbour) -> Table | None:
         return None if ta is None or tb is None or ta == tb else Table("teams", (fld.teams[ta], fld.teams[tb]))
     if fld.candidates and a not in fld.candidates and b not in fld.candidates:
         return None
+    if fld.clash(a, [b]):  # siblings: never at one table
+        return None
     if form.focus == "h2h":
         return Table("h2h", ((a, a), (b, b)))
     # Pairings without head to head, or fives: the pair plus the entrants ranked nearest to it.
-    near = _nearest(pair, [n for n in fld.names if n not in (a, b)], fld)
+    near: list[str] = []
+    for n in _nearest(pair, [n for n in fld.names if n not in (a, b)], fld):
+        if not fld.clash(n, [a, b, *near]):
+            near.append(n)
     if form.focus == "group":
         need = form.players - 2
         if len(near) < need:

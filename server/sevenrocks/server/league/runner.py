@@ -302,6 +302,9 @@ class League:
     #: Played at the start of each planning step, before the ranked round (an author's unranked challenges,
     #: :mod:`..submissions.challenges`): given how to record a withdrawal and who is withdrawn.
     between_rounds: Callable[[Callable[[Withdrawn], None], set[str]], Awaitable[int]] | None = None
+    #: Submitted entrant (base name) -> its author (:meth:`..submissions.desk.Desk.authors_of`): the planner
+    #: never seats two entrants or versions of one author at one table. None: any may share a table.
+    authors_of: Callable[[], dict[str, str]] | None = None
     field_: list[Entrant] = field(default_factory=list)
     #: Version name -> identity digest (shared with the run's plan).
     digests: dict[str, str] = field(default_factory=dict)
@@ -491,10 +494,11 @@ class League:
         # A round smaller than one table (a duplicate pairings table is four matches) plans nothing:
         # grow it to the smallest that holds a table rather than ask again for ever.
         size = self.settings.round_matches
-        planned = plan_round(self.config, seatable, results, round_no, size)
+        groups = self.author_groups(seatable)
+        planned = plan_round(self.config, seatable, results, round_no, size, groups=groups)
         while not planned and size < MAX_TABLE_MATCHES:
             size *= 2
-            planned = plan_round(self.config, seatable, results, round_no, size)
+            planned = plan_round(self.config, seatable, results, round_no, size, groups=groups)
         tasks = []
         for t in planned:
             if t.match_id in run.results:
@@ -505,6 +509,16 @@ class League:
         if tasks and self.on_planned is not None:
             self.on_planned(tasks)
         return tasks
+
+    def author_groups(self, seatable: Sequence[str]) -> dict[str, str]:
+        """Version name -> its author, for the seatable versions of submitted entrants (siblings: never at
+        one table); empty when the organiser lets them share tables."""
+        if self.authors_of is None:
+            return {}
+        authors = self.authors_of()
+        bases = {r.name: r.base for r in self.store.league_entrants(self.config.name)}
+        return {name: authors[base] for name in seatable
+                if (base := bases.get(name, name)) in self.submitted_names and base in authors}
 
     def _status(self, state: State, detail: str) -> None:
         """Record the league's state; say it on the console when it starts or stops waiting

@@ -100,6 +100,11 @@ def add_author(db: sqlite3.Connection, name: str, source: str = "cli", token_sha
     elif not re.fullmatch(r"[0-9a-f]{64}", token_sha256):
         raise AuthorError(f"author {name!r}: token_sha256 must be 64 lowercase hex digits (sevenrocks league "
                           "authors add prints a token; `sha256sum` of it gives this)")
+    taken = db.execute("SELECT author FROM submissions WHERE entrant = ? AND author != ? AND state IN "
+                       "('active', 'retired', 'disqualified') LIMIT 1", (name, name)).fetchone()
+    if taken is not None:
+        raise AuthorError(f"author {name!r}: an entrant of {taken[0]!r} already plays under that name; choose "
+                          "another name")
     try:
         db.execute("INSERT INTO authors (name, token_sha256, source, created_at) VALUES (?, ?, ?, ?)",
                    (name, token_sha256, source, time.time()))

@@ -5,6 +5,8 @@ Read from the league's TOML (docs/league.md)::
     [submissions]
     submissions_per_day = 5     # uploads per author in any 24 hours (rejected ones count)
     active_versions = 1         # the newest N accepted versions of each entrant play (name, name@2, ...)
+    entrants_per_author = 1     # the entrants (names) of one author in play at once
+    siblings_at_one_table = false   # true: two entrants or versions of one author may share a table
     challenges_per_day = 3      # unranked challenges per author in any 24 hours
     challenge_matches = 4       # the most matches one challenge plays
     challenge_matches_per_round = 2   # challenge matches played between two ranked rounds (0: none)
@@ -34,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import sqlite3
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -55,14 +58,15 @@ KEYS: dict[str, tuple[float, float]] = {
     "build_time_s": (300, 1), "build_memory_mb": (2048, 64), "build_disk_mb": (256, 1),
     "active_versions": (1, 1), "challenges_per_day": (3, 0), "challenge_matches": (4, 1),
     "challenge_matches_per_round": (2, 0), "build_processes": (256, 8), "build_cpu_cores": (1, 0.1),
-    "workers": (2, 1),
+    "workers": (2, 1), "entrants_per_author": (1, 1),
 }
-#: [submissions] keys that take true or false.
-FLAGS = ("allow_uncontained",)
+#: [submissions] keys that take true or false, and their default.
+FLAGS: dict[str, bool] = {"allow_uncontained": False, "siblings_at_one_table": False}
 #: Keys that take a whole number, and their largest value (each active version is a bot process of its own
 #: and a row the field planner seats: a handful per author, never a flood).
 WHOLE: dict[str, int] = {"active_versions": 10, "challenges_per_day": 100, "challenge_matches": 20,
-                         "challenge_matches_per_round": 20, "build_processes": 100_000, "workers": 8}
+                         "challenge_matches_per_round": 20, "build_processes": 100_000, "workers": 8,
+                         "entrants_per_author": 10}
 #: How often the database is asked whether another process changed the submitted field.
 WATCH_S = 1.0
 
@@ -76,9 +80,12 @@ def parse_submissions(data: dict[str, Any], source: str) -> tuple[SubmitSettings
     if unknown:
         raise ConfigError(f"{source}: [submissions]: unknown key {unknown[0]!r}; valid: "
                           f"{', '.join(sorted([*KEYS, *FLAGS]))}")
-    for key in FLAGS:
-        if not isinstance(raw.get(key, False), bool):
-            raise ConfigError(f"{source}: [submissions].{key}: expected true or false, got {raw[key]!r}")
+    flags: dict[str, bool] = {}
+    for name, default_flag in FLAGS.items():
+        flag = raw.get(name, default_flag)
+        if not isinstance(flag, bool):
+            raise ConfigError(f"{source}: [submissions].{name}: expected true or false, got {flag!r}")
+        flags[name] = flag
     v: dict[str, float] = {}
     for key, (default, low) in KEYS.items():
         value = raw.get(key, default)
@@ -91,12 +98,13 @@ def parse_submissions(data: dict[str, Any], source: str) -> tuple[SubmitSettings
     settings = SubmitSettings(
         submissions_per_day=int(v["submissions_per_day"]), max_upload_mb=int(v["max_upload_mb"]),
         active_versions=int(v["active_versions"]), challenges_per_day=int(v["challenges_per_day"]),
+        entrants_per_author=int(v["entrants_per_author"]), siblings_at_one_table=flags["siblings_at_one_table"],
         challenge_matches=int(v["challenge_matches"]),
         challenge_matches_per_round=int(v["challenge_matches_per_round"]),
         unpack=UnpackLimits(int(v["max_files"]), int(v["max_unpacked_mb"] * 2**20)),
         build=BuildLimits(float(v["build_time_s"]), int(v["build_memory_mb"]), int(v["build_disk_mb"]),
                           int(v["build_processes"]), float(v["build_cpu_cores"])),
-        workers=int(v["workers"]), allow_uncontained=bool(raw.get("allow_uncontained", False)),
+        workers=int(v["workers"]), allow_uncontained=flags["allow_uncontained"],
         declared="submissions" in data or bool(data.get("authors")))
     authors: dict[str, str] = {}
     listed = data.get("authors", [])
@@ -149,6 +157,30 @@ def read_submissions(path: Path) -> tuple[SubmitSettings, dict[str, str]]:
     return parse_submissions(data, str(path))
 
 
+def submitted_field(db: sqlite3.Connection, settings: SubmitSettings) -> list[Entrant]:
+    """The league's submitted field: the newest ``active_versions`` active submissions of each entrant,
+    oldest first, unless its author is disqualified (whatever state the disqualification left their rows
+    in); of each author, only the first ``entrants_per_author`` entrants (names) to become active. Several
+    of one entrant share its name: the league tells them apart by their snapshots and plays each as a
+    version of its own (``name@k``)."""
+    keep = settings.active_versions
+    out: list[Entrant] = []
+    subs = ledger.active(db)
+    names: dict[str, list[str]] = {}  # author -> their entrants in play, first active first
+    for sub in subs:
+        mine = names.setdefault(sub.author, [])
+        if sub.entrant not in mine and len(mine) < settings.entrants_per_author:
+            mine.append(sub.entrant)
+    for i, sub in enumerate(subs):
+        author = get_author(db, sub.author)
+        newer = sum(1 for s in subs[i + 1:] if s.entrant == sub.entrant)
+        same = any(s.entrant == sub.entrant and s.folder == sub.folder for s in subs[i + 1:])
+        if author is not None and author.disqualified_at is None and newer < keep and not same and \
+                sub.entrant in names[sub.author]:
+            out.append(entrant_of(sub))
+    return out
+
+
 class Desk:
     """Submissions of one league: the pipeline, the quota, the entrants they make."""
 
@@ -188,19 +220,26 @@ class Desk:
         return cls(league, db_path, config_path, settings, authors, say, hidden)
 
     def entrants(self) -> list[Entrant]:
-        """The league's submitted field: the newest ``active_versions`` active submissions of each entrant,
-        oldest first, unless its author is disqualified. Several of one entrant share its name: the league
-        tells them apart by their snapshots and plays each as a version of its own (``name@k``)."""
-        keep = self.settings.active_versions
-        out: list[Entrant] = []
-        subs = ledger.active(self.db)
-        for i, sub in enumerate(subs):
-            author = get_author(self.db, sub.author)
-            newer = sum(1 for s in subs[i + 1:] if s.entrant == sub.entrant)
-            same = any(s.entrant == sub.entrant and s.folder == sub.folder for s in subs[i + 1:])
-            if author is not None and author.disqualified_at is None and newer < keep and not same:
-                out.append(entrant_of(sub))
-        return out
+        """The league's submitted field (:func:`submitted_field`)."""
+        return submitted_field(self.db, self.settings)
+
+    def entries_open(self, db: sqlite3.Connection) -> bool:
+        """False once the final closed entries (read on the caller's connection: the pipeline's thread)."""
+        if self.league.final_matches() > 0:
+            return False
+        row = db.execute("SELECT frozen_at FROM league WHERE event_id = ?", (self.league.config.name,)).fetchone()
+        return row is None or row[0] is None
+
+    def authors_of(self) -> dict[str, str]:
+        """Entrant name (base) -> its author, for every submitted entrant that is accepted: the league seats
+        no two of one author at one table (``siblings_at_one_table``)."""
+        rows = self.db.execute("SELECT entrant, author FROM submissions WHERE state IN (?, ?, ?) ORDER BY id",
+                               ledger.ACCEPTED).fetchall()
+        return {str(entrant): str(author) for entrant, author in rows}
+
+    def entrants_of(self, author: str) -> list[str]:
+        """The entrants (names) of ``author`` with an active submission, first active first."""
+        return list(dict.fromkeys(s.entrant for s in ledger.active(self.db) if s.author == author))
 
     def version_of(self, sub: ledger.Submission) -> str | None:
         """The league's name for a submission that joined the field (``NAME`` or ``NAME@N``)."""
@@ -226,6 +265,9 @@ class Desk:
 
     async def start(self) -> None:
         self.league.between_rounds = self.challenges.between_rounds  # unranked challenges, between rounds
+        self.pipeline.entries_open = self.entries_open
+        if not self.settings.siblings_at_one_table:
+            self.league.authors_of = self.authors_of  # no two entrants of one author at one table
         for sid in self.pipeline.resume(self.db):
             self.say(f"submission {sid}: the league stopped while it was being worked; it is done again")
         self.pipeline.start()

@@ -128,17 +128,34 @@ def count_since(db: sqlite3.Connection, author: str, since: float) -> int:
                           (author, since)).fetchone()[0])
 
 
+#: States of a submission that passed its check: only these claim an entrant name for their author.
+ACCEPTED = ("active", "retired", "disqualified")
+
+
 def owner_of(db: sqlite3.Connection, entrant: str) -> str | None:
-    """The author who first submitted ``entrant`` (an entrant belongs to one author)."""
+    """The author whose accepted submission first took ``entrant`` (an entrant belongs to one author).
+
+    Only an accepted submission claims a name: a rejected upload (a 0-byte one, say) claims nothing, or
+    anyone could squat every name with junk."""
     ensure_tables(db)
-    r = db.execute("SELECT author FROM submissions WHERE entrant = ? ORDER BY id LIMIT 1", (entrant,)).fetchone()
+    r = db.execute("SELECT author FROM submissions WHERE entrant = ? AND state IN (?, ?, ?) ORDER BY id LIMIT 1",
+                   (entrant, *ACCEPTED)).fetchone()
     return None if r is None else str(r[0])
 
 
-def activate(db: sqlite3.Connection, sid: int, entrant: str, keep: int) -> None:
+def activate(db: sqlite3.Connection, sid: int, entrant: str, keep: int) -> bool:
     """Make ``sid`` active and retire all but the newest ``keep`` active submissions of its entrant (a
-    submission of files already active retires its twin instead), at once."""
+    submission of files already active retires its twin instead), at once. False (and ``sid`` rejected)
+    when another author's submission took the name while this one was worked: the first accepted wins."""
     with Transaction(db):
+        author = db.execute("SELECT author FROM submissions WHERE id = ?", (sid,)).fetchone()
+        owner = owner_of(db, entrant)
+        registered = db.execute("SELECT 1 FROM authors WHERE name = ?", (entrant,)).fetchone() is not None
+        if author is None or (owner is not None and owner != author[0]) or (registered and entrant != author[0]):
+            advance(db, sid, "rejected", reason=f"name: the entrant name {entrant!r} was taken meanwhile "
+                                                "(another author's accepted submission, or an author registered "
+                                                "under it); submit with another --name")
+            return False
         advance(db, sid, "active")
         rows = db.execute("SELECT id, folder FROM submissions WHERE entrant = ? AND state = 'active' "
                           "ORDER BY id DESC", (entrant,)).fetchall()
@@ -149,6 +166,7 @@ def activate(db: sqlite3.Connection, sid: int, entrant: str, keep: int) -> None:
             else:
                 kept.append(folder)
         bump(db)
+    return True
 
 
 def bump(db: sqlite3.Connection) -> None:

@@ -67,6 +67,11 @@ class SubmitSettings:
     submissions_per_day: int = 5
     #: How many accepted versions of one entrant play at once: a newer one retires the oldest beyond it.
     active_versions: int = 1
+    #: How many entrants (names) of one author play at once, each with its active versions: one by
+    #: default (an author's many names were many ranked entrants that could feed each other points).
+    entrants_per_author: int = 1
+    #: May two entrants (or versions) of one author sit at one table? Not unless the organiser says so.
+    siblings_at_one_table: bool = False
     #: Unranked challenges (:mod:`.challenges`): per author in any 24 hours, the most matches of one, and
     #: the most challenge matches played between two ranked rounds (the bound on what they delay).
     challenges_per_day: int = 3
@@ -191,6 +196,9 @@ class Pipeline:
         self._cgroups_tried = False
         self._sandbox: Sandbox | None = None
         self._lock = threading.Lock()
+        #: Are entries still open (given the pipeline thread's own connection)? Set by the desk: once the
+        #: final closed them, a submission still in the pipeline is rejected rather than told ``active``.
+        self.entries_open: Callable[[sqlite3.Connection], bool] = lambda db: True
 
     # ------------------------------------------------------------------ on the loop
 
@@ -280,6 +288,13 @@ class Pipeline:
         finally:
             db.close()
 
+    def _closed(self, db: sqlite3.Connection, sid: int) -> bool:
+        if self.entries_open(db):
+            return False
+        ledger.advance(db, sid, "rejected", reason="entries are closed: the league is playing its final with "
+                                                   "the field it has")
+        return True
+
     def _steps(self, db: sqlite3.Connection, sub: ledger.Submission) -> bool:
         sid = sub.id
         uid = build_uid() if self.uncontained else None
@@ -290,6 +305,9 @@ class Pipeline:
         else:
             work = self.work_root / "work" / str(sid)
             remove_tree(work)
+        if self._closed(db, sid):
+            self._drop(work)
+            return False
         try:
             unpack(Path(sub.upload), work, self.settings.unpack)
             top, manifest = find_bundle(work)
@@ -309,7 +327,7 @@ class Pipeline:
                                             [*self.league_files(), self.snapshot_root], f"build{sid}")
             result = run_build(top, manifest.build, self.settings.build, self.sandbox_mode != "off" and uid is None,
                                self.read_only, self.cgroups(), uid, view)
-            build_log = result.log
+            build_log = self.scrub(result.log, top)
             if not result.ok:
                 ledger.advance(db, sid, "rejected", reason=f"build: {result.reason}", build_log=build_log)
                 self._drop(work)
@@ -328,7 +346,10 @@ class Pipeline:
                                                        "which phase and why)", check_log=log)
             return False
         ledger.advance(db, sid, "validated", check_log=log)
-        ledger.activate(db, sid, sub.entrant, keep=self.settings.active_versions)
+        if self._closed(db, sid):  # the final began while it was worked
+            return False
+        if not ledger.activate(db, sid, sub.entrant, keep=self.settings.active_versions):
+            return False
         self.say(f"submission {sid} of {sub.author}: {sub.entrant} passed its check and joins the league")
         return True
 
@@ -361,7 +382,17 @@ class Pipeline:
                                   capture_output=True, timeout=s.check_time_s)
         except subprocess.TimeoutExpired:
             return False, f"the check took longer than {s.check_time_s:g} s and was stopped"
-        return done.returncode == 0, check_log(done.returncode, done.stdout, done.stderr)
+        return done.returncode == 0, self.scrub(check_log(done.returncode, done.stdout, done.stderr), folder)
+
+    def scrub(self, text: str, bundle: Path) -> str:
+        """A log as its author may read it: the organiser's absolute paths (the league's folder, its Python
+        and virtual environment) replaced by short words; the bundle's own folder is ``.``."""
+        words = {str(bundle): ".", sys.executable: "python", str(self.work_root.parent): "LEAGUE",
+                 sys.prefix: "PYTHON", sys.base_prefix: "PYTHON"}
+        for path in sorted(words, key=len, reverse=True):  # the longest first: a folder inside another
+            if len(path) > 1:
+                text = text.replace(path, words[path])
+        return text
 
     # ------------------------------------------------------------------ uploads
 

@@ -10,7 +10,11 @@ them). Refused, each with one line that names the member:
 * a symbolic link whose target is absolute or leads outside the bundle, a hard
   link to anything but a regular file already unpacked;
 * a device, a FIFO, a socket (anything but files, folders and links);
-* more than ``max_files`` members, or more than ``max_bytes`` unpacked in total.
+* more than ``max_files`` members, or more than ``max_bytes`` unpacked in total;
+* a path more than ``MAX_DEPTH`` folders deep (the copy into the snapshot store and every tool after it
+  walk the tree; an archive of 2,100 nested folders once stopped the pipeline with ``RecursionError``);
+* a damaged compressed stream (a corrupt deflate stream raises ``zlib.error``, not an ``OSError``), an
+  encrypted member, a compression method Python cannot read.
 
 Files are created with ``O_NOFOLLOW | O_EXCL`` below a folder whose real path is
 checked to lie inside the bundle, so no member is written through a link, and
@@ -19,17 +23,23 @@ nothing is ever made executable for others or setuid.
 
 from __future__ import annotations
 
+import lzma
 import os
 import shutil
 import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from ..versions.snapshots import remove_tree
+
 CHUNK = 64 * 1024
+#: The deepest a member may lie (folders), far more than any real bundle (node_modules included) needs.
+MAX_DEPTH = 64
 
 
 class UnpackError(ValueError):
@@ -144,22 +154,32 @@ def unpack(archive: Path, dest: Path, limits: UnpackLimits = UnpackLimits()) -> 
     try:
         with archive.open("rb") as f:
             head = f.read(4)
-        if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
-            try:
-                with zipfile.ZipFile(archive) as zf:
-                    return _extract(_zip_members(zf), dest, limits)
-            except zipfile.BadZipFile as e:
-                raise UnpackError(f"not a readable zip archive: {e}") from None
         try:
-            with tarfile.open(archive, "r:*") as tar:
-                return _extract(_tar_members(tar), dest, limits)
-        except tarfile.TarError as e:
-            raise UnpackError(f"not a readable tar or zip archive ({str(e).splitlines()[0].rstrip(':')}); "
-                              "send a .tar.gz or a .zip") from None
-        except (EOFError, OSError) as e:
-            raise UnpackError(f"the archive is damaged or truncated ({str(e).splitlines()[0]})") from None
+            if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+                try:
+                    with zipfile.ZipFile(archive) as zf:
+                        return _extract(_zip_members(zf), dest, limits)
+                except zipfile.BadZipFile as e:
+                    raise UnpackError(f"not a readable zip archive: {e}") from None
+            try:
+                with tarfile.open(archive, "r:*") as tar:
+                    return _extract(_tar_members(tar), dest, limits)
+            except tarfile.TarError as e:
+                raise UnpackError(f"not a readable tar or zip archive ({str(e).splitlines()[0].rstrip(':')}); "
+                                  "send a .tar.gz or a .zip") from None
+        except UnpackError:
+            raise
+        except (EOFError, OSError, zlib.error, lzma.LZMAError, NotImplementedError, RuntimeError, ValueError) as e:
+            if isinstance(e, OSError) and e.errno is not None:
+                raise  # the league's own disk (the upload gone, the disk full): not the author's fault
+            # A damaged stream (zlib.error, gzip's BadGzipFile, bz2's OSError, lzma), an encrypted zip
+            # member (RuntimeError), a method zipfile cannot read (NotImplementedError): one line, never an
+            # exception that leaves the submission half-done.
+            first = (str(e).splitlines() or [""])[0]
+            raise UnpackError(f"the archive is damaged or truncated ({type(e).__name__}: {first}); "
+                              "make it again and send a .tar.gz or a .zip") from None
     except BaseException:
-        shutil.rmtree(dest, ignore_errors=True)
+        remove_tree(dest)
         raise
 
 
@@ -197,6 +217,8 @@ class _Extraction:
         rel = _check_name(m.name)
         if rel == PurePosixPath("."):
             return
+        if len(rel.parts) > MAX_DEPTH:
+            raise UnpackError(f"{m.name[:80]!r}...: more than {MAX_DEPTH} folders deep; flatten the bundle")
         target = dest / rel
         if m.kind == "other":
             raise UnpackError(f"{m.name!r}: a device, FIFO or socket; only files, folders and links may be sent")

@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import shutil
 import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -280,13 +279,53 @@ def _read_only(folder: Path) -> None:
 
 
 def remove_tree(folder: Path) -> None:
-    """Remove a (possibly read-only) folder tree."""
-    for dirpath, _dirs, _files in os.walk(folder):
-        try:
-            os.chmod(dirpath, 0o700)
-        except OSError:
-            pass
-    shutil.rmtree(folder, ignore_errors=True)
+    """Remove a (possibly read-only, arbitrarily deep) folder tree, as far as it can; never raises.
+
+    Why not ``shutil.rmtree``: it recurses once per level and an uploaded archive of 2,100 nested folders
+    raised ``RecursionError`` through it (``ignore_errors`` does not catch that), leaving the tree on disk
+    to be met again at every start. Here the tree is walked one level at a time from open folder
+    descriptors (no path ever grows past ``PATH_MAX``), holding one descriptor and the stack of names."""
+    try:
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            os.unlink(folder)
+            return
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    names: list[str] = []  # the folders from ``folder`` down to the one ``fd`` is
+    try:
+        while True:
+            try:
+                os.fchmod(fd, 0o700)
+            except OSError:
+                pass
+            sub = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        sub = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=fd)
+            if sub is not None:  # down one level
+                child = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                os.close(fd)
+                fd = child
+                names.append(sub)
+                continue
+            if not names:
+                break
+            parent = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)  # up one level, the empty one out
+            os.close(fd)
+            fd = parent
+            os.rmdir(names.pop(), dir_fd=fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
 
 
 def _alive(pid: int) -> bool:

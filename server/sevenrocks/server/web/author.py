@@ -83,11 +83,31 @@ FAILED_WINDOW_S = 60.0
 
 
 class FailedTokens:
-    """Wrong tokens per client address over the last ``window`` seconds (at most 10,000 addresses)."""
+    """Wrong tokens per client address over the last ``window`` seconds (at most 10,000 addresses).
+
+    One is shared by every endpoint that takes a token (the author pages, the submission and the
+    challenge APIs): wrong tries anywhere count together. It limits only *wrong* tokens: a request is
+    looked up first, and a valid token is always served, so a neighbour behind the same address (a
+    NAT, a proxy) guessing tokens never locks an author out of their own page (it once did, for a
+    minute). Past the limit a wrong token is answered 429 instead of 401 (:meth:`refusal`)."""
 
     def __init__(self, limit: int = MAX_FAILED, window: float = FAILED_WINDOW_S) -> None:
         self.limit, self.window = limit, window
         self._seen: dict[str, deque[float]] = {}
+
+    def refusal(self, peer: str, text: str, as_json: bool = False) -> web.Response:
+        """The answer to a wrong token from ``peer``: 401 with ``text``, or 429 once it tried too many."""
+        if self.blocked(peer):
+            said = (f"more than {self.limit} wrong tokens from your address in a minute: wait a minute, then "
+                    "use the token the organiser gave you")
+            headers = {"Retry-After": str(int(self.window))}
+            if as_json:
+                return web.json_response({"error": said}, status=429, headers=headers)
+            return web.Response(status=429, headers=headers, text=said[0].upper() + said[1:] + ".\n")
+        self.add(peer)
+        if as_json:
+            return web.json_response({"error": text}, status=401)
+        return web.Response(status=401, text=text)
 
     def blocked(self, peer: str) -> bool:
         times = self._seen.get(peer)
@@ -183,6 +203,7 @@ class AuthorPages:
         self.visible = visible
         #: version -> bytes of its log that may be shown (None: none yet).
         self.log_limit = log_limit
+        #: Wrong tokens per client address: pass it to the submission API too (:class:`..web.submit.SubmitAPI`).
         self.failed = FailedTokens()
         self.replay = replay
         #: The live standings (:meth:`..web.server.LiveSite.standings`): the holder's place, rating and interval.
@@ -209,10 +230,6 @@ class AuthorPages:
         if bearer.startswith("Bearer "):
             given = given or bearer[7:]
         peer = request.remote or ""
-        if self.failed.blocked(peer):
-            return web.Response(status=429, headers={"Retry-After": str(int(FAILED_WINDOW_S))},
-                                text=f"More than {MAX_FAILED} wrong tokens from your address in a minute: "
-                                     "wait a minute, then open the page with the token the organiser gave you.\n")
         base = self.entrant_of(given) if given else None
         author: str | None = None
         subs: list[ledger.Submission] = []
@@ -220,10 +237,9 @@ class AuthorPages:
         if base is None and self.desk is not None:
             author, subs, named = await self.on_referee(lambda: self._submissions(given))
         if base is None and author is None:
-            if given:
-                self.failed.add(peer)
-            return web.Response(status=401, text="This page needs an entrant's token: open /author/?token=... "
-                                                 "with the token the organiser gave you.\n")
+            text = ("This page needs an entrant's token: open /author/?token=... with the token the organiser "
+                    "gave you.\n")
+            return self.failed.refusal(peer, text) if given else web.Response(status=401, text=text)
         if base is not None:
             return Holder(base, [base])
         return Holder(str(author), sorted({s.entrant for s in subs}), subs, named)

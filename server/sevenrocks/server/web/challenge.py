@@ -46,14 +46,15 @@ def challenge_json(db: Any, c: ch.Challenge) -> dict[str, Any]:
 
 class ChallengeAPI:
     def __init__(self, desk: Desk, token_of: Callable[[web.Request], str], author_of: Callable[[str], str],
-                 on_referee: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]) -> None:
+                 call: Callable[[web.Request, Callable[[], Awaitable[Any]]], Awaitable[Any]]) -> None:
         self.desk = desk
         self.db = desk.db
         #: The submission API's own: a request's bearer token, and token -> author name (or HTTP 401).
         self.token_of = token_of
         self.author_of = author_of
-        #: Runs a read or write of the league's tables on the referee's loop (author.py's OnReferee).
-        self.on_referee = on_referee
+        #: Runs a read or write of the league's tables on the referee's loop (the submission API's
+        #: :meth:`~.submit.SubmitAPI.call`, which also counts a wrong token against the request's address).
+        self.call = call
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_post("/api/challenges", self.ask)
@@ -90,7 +91,7 @@ class ChallengeAPI:
                           f"{c.matches} unranked matches")
             return web.json_response(challenge_json(self.db, c), status=202)
 
-        answer: web.Response = await self.on_referee(make)
+        answer: web.Response = await self.call(request, make)
         return answer
 
     async def listing(self, request: web.Request) -> web.Response:
@@ -101,7 +102,7 @@ class ChallengeAPI:
             return web.json_response({"author": author, "challenges": [
                 challenge_json(self.db, c) for c in ch.of_author(self.db, author)]})
 
-        answer: web.Response = await self.on_referee(read)
+        answer: web.Response = await self.call(request, read)
         return answer
 
     async def one(self, request: web.Request) -> web.Response:
@@ -114,7 +115,7 @@ class ChallengeAPI:
                 return _error(404, "no such challenge of yours")
             return web.json_response(challenge_json(self.db, c))
 
-        answer: web.Response = await self.on_referee(read)
+        answer: web.Response = await self.call(request, read)
         return answer
 
 

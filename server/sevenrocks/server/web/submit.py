@@ -13,7 +13,9 @@ writes the ``received`` row and queues the work; unpacking, the build and the
 check run off the loop (:mod:`..submissions.pipeline`). The few reads and writes of
 the league's tables run on the referee's loop (``on_referee``), where the event's own
 database connection and the pipeline's queue live: short statements, never the upload. A submission of another
-author answers 404, the same as one that does not exist: an id says nothing.
+author answers 404, the same as one that does not exist: an id says nothing. Wrong tokens are counted per
+client address with the author pages' own counter (:class:`.author.FailedTokens`): past ten a minute,
+a wrong token is answered 429; a valid token is always served.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,7 @@ from aiohttp import web
 from ..submissions import ledger
 from ..submissions.authors import AuthorError, author_for, check_name, get_author, list_authors
 from ..submissions.desk import Desk
-from .author import OnReferee, direct
+from .author import FailedTokens, OnReferee, direct
 
 
 def bearer(request: web.Request) -> str:
@@ -44,10 +47,17 @@ def _error(status: int, text: str) -> web.Response:
     return web.json_response({"error": text}, status=status)
 
 
+#: What a request without a known author token is told (401).
+NO_TOKEN = ("this needs an author token: send Authorization: Bearer TOKEN with the token the organiser "
+            "gave you")
+
+
 class SubmitAPI:
-    def __init__(self, desk: Desk, on_referee: OnReferee | None = None) -> None:
+    def __init__(self, desk: Desk, on_referee: OnReferee | None = None, failed: FailedTokens | None = None) -> None:
+        """``failed``: the counter of wrong tokens per address the author pages use (one for the site)."""
         self.desk = desk
         self.on_referee: OnReferee = on_referee or direct
+        self.failed = failed or FailedTokens()
         self.db = desk.db
         #: Authors with an upload in progress: one at a time each, so parallel uploads cannot outrun the quota.
         self._receiving: set[str] = set()
@@ -58,15 +68,24 @@ class SubmitAPI:
         app.router.add_get("/api/submissions/{sid:[0-9]+}", self.one)
         from .challenge import ChallengeAPI  # unranked challenges: the same authors, the same tokens
 
-        ChallengeAPI(self.desk, bearer, self._author, self.on_referee).add_routes(app)
+        ChallengeAPI(self.desk, bearer, self._author, self.call).add_routes(app)
 
     def _author(self, token: str) -> str:
         author = author_for(self.db, token)
         if author is None:
-            raise web.HTTPUnauthorized(text='{"error": "this needs an author token: send Authorization: Bearer '
-                                            'TOKEN with the token the organiser gave you"}',
-                                       content_type="application/json")
+            raise web.HTTPUnauthorized(text=_json_text(NO_TOKEN), content_type="application/json")
         return author
+
+    async def call(self, request: web.Request, fn: Callable[[], Awaitable[Any]]) -> Any:
+        """``fn`` on the referee's loop; a wrong token it met is counted against the request's address
+        (answered 401, or 429 past the limit). The token is always looked up first: a valid one is
+        served whatever others sent from the same address."""
+        try:
+            return await self.on_referee(fn)
+        except web.HTTPUnauthorized:
+            if not bearer(request):
+                return _error(401, NO_TOKEN)
+            return self.failed.refusal(request.remote or "", NO_TOKEN, as_json=True)
 
     def _quota(self, author: str) -> str | None:
         per_day = self.desk.settings.submissions_per_day
@@ -86,18 +105,26 @@ class SubmitAPI:
             check_name(name, "entrant")
         except AuthorError as e:
             raise web.HTTPBadRequest(text=_json_text(str(e)), content_type="application/json") from None
+        # A name is another's when another author's accepted submission took it first, when another
+        # author is registered under it, or when the organiser's config has it; a rejected upload claims
+        # nothing (a 0-byte upload with ?name=NAME once made NAME its sender's).
         owner = ledger.owner_of(self.db, name)
         others = {a.name for a in list_authors(self.db)} - {author}
-        if (owner is not None and owner != author) or name in self.desk.config_names() or \
-                (owner is None and name in others):
+        if (owner is not None and owner != author) or name in self.desk.config_names() or name in others:
             raise web.HTTPConflict(text=_json_text(f"the entrant name {name!r} belongs to another author or to "
                                                    "the organiser's config; choose another with --name"),
                                    content_type="application/json")
+        mine, most = self.desk.entrants_of(author), self.desk.settings.entrants_per_author
+        if name not in mine and len(mine) >= most:  # a new name is a new ranked entrant: bounded per author
+            raise web.HTTPConflict(text=_json_text(
+                f"{author} has {len(mine)} entrant(s) in play ({', '.join(mine)}) and the league allows "
+                f"{most} per author (entrants_per_author = {most}); send a new version of one with --name "
+                f"{mine[0]}"), content_type="application/json")
         return name
 
     async def submit(self, request: web.Request) -> web.Response:
         token, wanted = bearer(request), request.query.get("name")
-        admitted = await self.on_referee(lambda: self._admit(token, wanted))
+        admitted = await self.call(request, lambda: self._admit(token, wanted))
         if isinstance(admitted, web.Response):
             return admitted
         author, name = admitted
@@ -124,17 +151,30 @@ class SubmitAPI:
         record = get_author(self.db, author)
         if record is not None and record.disqualified_at is not None:
             return _error(403, f"{author} is disqualified from this league ({record.disqualified_reason})")
+        closed = self._closed()
+        if closed is not None:
+            return closed
         refused = self._quota(author)
         if refused is not None:
             return _error(429, refused)
         return author, self._name(author, wanted)
 
+    def _closed(self) -> web.Response | None:
+        """The refusal of every upload once the final froze the field (entries are closed): told at the
+        door, before a byte is stored or the quota counts it, never ``active`` for a bot that cannot play."""
+        league = self.desk.league
+        if league.store.league_state(league.config.name).frozen_at is None and league.final_matches() <= 0:
+            return None
+        return _error(409, "entries are closed: the league is playing its final with the field it has; no "
+                           "submission is taken (nothing was stored, your quota is unchanged)")
+
     async def _queue(self, author: str, name: str, path: Path) -> web.Response:
         """The ``received`` row and the pipeline's turn for an upload that arrived (on the referee's loop)."""
         refused = self._quota(author)  # again: a parallel upload of the same author may have landed meanwhile
-        if refused is not None:
+        closed = self._closed()  # or the final began while it arrived
+        if refused is not None or closed is not None:
             path.unlink(missing_ok=True)
-            return _error(429, refused)
+            return closed or _error(429, str(refused))
         upload = self.desk.pipeline.store_upload(path)
         sid = ledger.create(self.db, author, name, upload)
         self.desk.pipeline.queue.put_nowait(sid)
@@ -170,7 +210,7 @@ class SubmitAPI:
                     for s in ledger.of_author(self.db, author)]
             return web.json_response({"author": author, "submissions": subs})
 
-        answer: web.Response = await self.on_referee(read)
+        answer: web.Response = await self.call(request, read)
         return answer
 
     async def one(self, request: web.Request) -> web.Response:
@@ -187,7 +227,7 @@ class SubmitAPI:
             out["queued"] = sub.state in ledger.UNFINISHED
             return web.json_response(out)
 
-        answer: web.Response = await self.on_referee(read)
+        answer: web.Response = await self.call(request, read)
         return answer
 
 
