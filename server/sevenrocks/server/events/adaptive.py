@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from sevenrocks.sdk.rules import Offender
+
 from .config import EventConfig
 from .planner import judge_field, plan_round
 from .schedule import MatchTask, fingerprint
@@ -96,8 +98,9 @@ class AdaptivePlan:
         return [t for t in out if t.index < self.budget]
 
 
-def result_of(seats: Sequence[str], ranks: Sequence[int], group: str) -> Result:
-    return Result(tuple(seats), tuple(ranks), group)
+def result_of(seats: Sequence[str], ranks: Sequence[int], group: str, fault: Offender | None = None) -> Result:
+    """A stored or finished match as the fit reads it (a forfeit charged to its faulting seat only)."""
+    return Result(tuple(seats), tuple(ranks), group, None if fault is None else fault.seat)
 
 
 def replay_rounds(config: EventConfig, lookup: Callable[[str], Result | None]) -> tuple[AdaptivePlan, list[MatchTask]]:

@@ -130,6 +130,10 @@ class BotSettings:
     #: needs it, and idle ones are stopped least recently used first (a large field on a small
     #: machine). Never fewer than a match's seats times ``[event].concurrency``.
     max_alive: int = 64
+    #: An entrant whose fault forfeits this many of its matches in a row (any fault: a crash, an
+    #: error its SDK reported, a timeout, an illegal move; whatever its process does) is withdrawn
+    #: for the rest of the event, or, in a league, until a new version replaces it.
+    max_faults_in_row: int = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +225,8 @@ class EventConfig:
                         "level": self.ratings.level},
             "bots": {"max_crashes_in_row": self.bots.max_crashes_in_row, "max_restarts": self.bots.max_restarts,
                      "restart_backoff_s": self.bots.restart_backoff_s, "fresh_process": self.bots.fresh_process,
-                     "max_alive": self.bots.max_alive},
+                     "max_alive": self.bots.max_alive,
+                     "max_faults_in_row": self.bots.max_faults_in_row},
             "sandbox": {"mode": self.sandbox.mode, "read_only": list(self.sandbox.read_only),
                         **{k: getattr(self.sandbox.limits, k) for k in LIMIT_KEYS}},
             "entrants": [
@@ -246,7 +251,7 @@ PROTOCOLS = ("grpc", "stdio")
 TIME_KEYS = {"per_move_ms", "bank_ms", "connect_timeout_s"}
 FAULT_KEYS = {"policy", "max_strikes"}
 RATING_KEYS = {"tau", "draw_probability", "level"}
-BOT_KEYS = {"max_crashes_in_row", "max_restarts", "restart_backoff_s", "fresh_process", "max_alive"}
+BOT_KEYS = {"max_crashes_in_row", "max_faults_in_row", "max_restarts", "restart_backoff_s", "fresh_process", "max_alive"}
 #: Bounds that keep clocks within what timers and the database can hold (a day per move).
 MAX_MS = 86_400_000
 MAX_CONNECT_S = 3600.0
@@ -457,6 +462,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", *, league: b
         raise ConfigError(f"{wb}.fresh_process: {fresh!r}; choose duplicates, always or never")
     max_alive = _get(wb, bt, "max_alive", int, 64)
     _within(f"{wb}.max_alive", max_alive, 4, 100_000, "an integer from 4 to 100000")
+    faults_in_row = _get(wb, bt, "max_faults_in_row", int, 5)
+    _within(f"{wb}.max_faults_in_row", faults_in_row, 1, 100_000, "an integer from 1 to 100000")
 
     sandbox = _sandbox(source, _get(source, data, "sandbox", dict, {}))
 
@@ -519,7 +526,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", *, league: b
         head_to_head=head_to_head, candidates=tuple(dict.fromkeys(cands_raw)), schedule=schedule,
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),
-        ratings=RatingSettings(tau, draw, level), bots=BotSettings(in_row, restarts, backoff, fresh, max_alive), preflight=preflight, sandbox=sandbox, source=source,
+        ratings=RatingSettings(tau, draw, level), bots=BotSettings(in_row, restarts, backoff, fresh, max_alive, faults_in_row), preflight=preflight, sandbox=sandbox, source=source,
     )
 
 

@@ -204,6 +204,13 @@ class LocalExecutor:
             await self.close()
             raise
 
+    def withdraw_entrant(self, name: str, reason: str) -> None:
+        """``name`` is withdrawn by the event (its forfeits in a row): no match of it starts from now on."""
+        self.withdrawn.add(name)
+        sup = self.supervisor
+        if sup is not None and name in sup.slots and not sup.slots[name].withdrawn:
+            sup.slots[name].withdrawn = reason
+
     def _meets_seen(self, batch: Iterable[MatchTask]) -> bool:
         """Whether a match of ``batch`` is of a duplicate group the current processes played a match of.
 

@@ -8,6 +8,7 @@ back from another machine.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from sevenrocks.sdk.rules import GameState, Offender, Ruleset
 
@@ -73,6 +74,48 @@ class Skipped:
 
 #: What an executor reports: a finished match, or a lifecycle event the tournament records.
 Report = MatchOutcome | Voided | Withdrawn | Skipped
+
+
+@dataclass
+class FaultStreaks:
+    """Forfeits by its own fault each entrant has in a row; the one at ``limit`` is withdrawn.
+
+    Why: the process rules (``[bots].max_crashes_in_row``) see only a process that dies.
+    A bot whose SDK reports its error and plays on, or that times out or plays illegally
+    every match, never dies and would forfeit for ever. Counted on stored matches, whatever
+    the process did: a match played out with no fault resets every seat's count; another
+    seat's forfeit leaves an innocent entrant's count as it was (it had no result).
+    """
+
+    #: ``[bots].max_faults_in_row``.
+    limit: int
+    #: Where a fixed bot comes back: "a new version" (a league) or "a new event".
+    fix: str = "a new event"
+    in_row: dict[str, int] = field(default_factory=dict)
+
+    def replay(self, matches: Iterable[tuple[tuple[str, ...], Offender | None]]) -> None:
+        """Count stored matches (seats, fault) again, in order, on resuming (their withdrawals are stored)."""
+        for seats, fault in matches:
+            self.add(seats, fault)
+
+    def add(self, seats: tuple[str, ...], fault: Offender | None) -> Withdrawn | None:
+        """Count one stored match; the withdrawal it makes due, if any."""
+        if fault is None:
+            for s in seats:
+                self.in_row.pop(s, None)
+            return None
+        name = seats[fault.seat]
+        n = self.in_row[name] = self.in_row.get(name, 0) + 1
+        if n != self.limit:
+            return None
+        return Withdrawn(name, f"withdrawn after {n} forfeits in a row by its own fault (the last: "
+                               f"{fault.cause.value}: {_short(fault.detail)}); a fixed bot plays only as {self.fix} ([bots].max_faults_in_row = {self.limit})")
+
+
+def _short(text: str, limit: int = 160) -> str:
+    """One line of at most ``limit`` characters (a bot's error message can be anything)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def final_ranks(

@@ -805,12 +805,13 @@ class Store:
         row = self.db.execute("SELECT applied FROM rating_progress WHERE event_id = ?", (event_id,)).fetchone()
         return 0 if row is None else int(row[0])
 
-    def results(self, event_ids: Sequence[str] | None = None) -> Iterator[tuple[str, int, list[str], list[int]]]:
-        """(event, index, seats, ranks) of every stored match in league order: what ratings need."""
-        sql = ("SELECT m.event_id, m.idx, m.seats, m.ranks FROM matches m JOIN events e USING (event_id)"
+    def results(self, event_ids: Sequence[str] | None = None
+                ) -> Iterator[tuple[str, int, list[str], list[int], int | None]]:
+        """(event, index, seats, ranks, fault seat) of every stored match in league order: what ratings need."""
+        sql = ("SELECT m.event_id, m.idx, m.seats, m.ranks, m.fault_seat FROM matches m JOIN events e USING (event_id)"
                + _where(event_ids) + " ORDER BY e.ordinal, m.idx")
-        for ev, idx, seats, ranks in self.db.execute(sql, tuple(event_ids or ())):
-            yield ev, idx, json.loads(seats), json.loads(ranks)
+        for ev, idx, seats, ranks, fault_seat in self.db.execute(sql, tuple(event_ids or ())):
+            yield ev, idx, json.loads(seats), json.loads(ranks), fault_seat
 
     def matches(self, event_ids: Sequence[str] | None = None) -> list[StoredMatch]:
         """Every stored match with its stats, in league order."""

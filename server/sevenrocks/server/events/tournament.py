@@ -36,7 +36,7 @@ from .adaptive import AdaptivePlan, adaptive_fingerprint, replay_rounds, result_
 from .config import EventConfig
 from .executor import Executor
 from .identity import digest, entrant_identity
-from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn
+from .outcome import FaultStreaks, MatchOutcome, Report, Skipped, Voided, Withdrawn
 from .schedule import MatchTask, fingerprint, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
 from .store import Store, StoreError
 from ..stats.fit import Result
@@ -84,12 +84,12 @@ class EventPlan:
 class SkippingInOrder(InOrder):
     """:class:`InOrder` that can also be told an index will never have a result (a skipped match)."""
 
-    def add(self, index: int, seats: Sequence[str], ranks: Sequence[int]) -> None:
-        self.pending[index] = (seats, ranks)
+    def add(self, index: int, seats: Sequence[str], ranks: Sequence[int], fault_seat: int | None = None) -> None:
+        self.pending[index] = (seats, ranks, fault_seat)
         while self.next in self.pending:
-            s, r = self.pending.pop(self.next)
+            s, r, f = self.pending.pop(self.next)
             if s:
-                self.book.apply(s, r)
+                self.book.apply(s, r, f)
             self.next += 1
 
 
@@ -101,8 +101,8 @@ def resume_ratings(config: EventConfig, store: Store) -> InOrder:
     """The event's ratings from its stored results: the in-order prefix applied, the rest waiting."""
     book = RatingBook(config.make_ruleset().partnerships, config.ratings.tau, config.ratings.draw_probability)
     order = SkippingInOrder(book)
-    for _event, index, seats, ranks in store.results([config.name]):
-        order.add(index, seats, ranks)
+    for _event, index, seats, ranks, fault_seat in store.results([config.name]):
+        order.add(index, seats, ranks, fault_seat)
     return order
 
 
@@ -126,6 +126,8 @@ class Run:
     #: The event's deal guard (what the live pages and the spectator feed may show): the
     #: rounds tell it each duplicate group as they plan it, :meth:`record` each match stored.
     guard: DealGuard | None = None
+    #: Forfeits by its own fault each entrant has in a row (``[bots].max_faults_in_row``).
+    streaks: FaultStreaks | None = None
 
     async def play(self, tasks: Iterable[MatchTask]) -> None:
         """Step 2: play ``tasks`` (possibly lazy); step 3 (:meth:`record`) runs as each one finishes."""
@@ -161,7 +163,7 @@ class Run:
         if t.index in self.order.pending or t.index < self.order.next:
             return  # already stored: a task run twice counts once
         outcome = replace(report, identities=tuple(plan.digests.get(s, "") for s in t.seats))
-        self.order.add(t.index, t.seats, outcome.ranks)
+        self.order.add(t.index, t.seats, outcome.ranks, None if outcome.fault is None else outcome.fault.seat)
         if store.record_match(outcome, self.order.book.rows(only_changed=True), self.order.next):
             self.done += 1
             if self.guard is not None:
@@ -172,8 +174,14 @@ class Run:
             if self.on_stored is not None:
                 self.on_stored(outcome)
         if self.results is not None:
-            self.results.setdefault(t.match_id, result_of(t.seats, outcome.ranks, t.group))
+            self.results.setdefault(t.match_id, result_of(t.seats, outcome.ranks, t.group, outcome.fault))
         self._tell(outcome, None)
+        due = self.streaks.add(t.seats, outcome.fault) if self.streaks is not None else None
+        if due is not None and due.entrant not in plan.withdrawn:
+            self.record(due)
+            withdraw = getattr(self.executor, "withdraw_entrant", None)
+            if withdraw is not None:  # its matches already handed to the executor are skipped too
+                withdraw(due.entrant, due.reason)
 
     def _tell(self, outcome: MatchOutcome | None, report: Report | None) -> None:
         if self.observe is not None:
@@ -205,6 +213,13 @@ async def run_loop(run: Run, rounds: Rounds) -> EventPlan:
     return run.plan
 
 
+def fault_streaks(config: EventConfig, store: Store, fix: str = "a new event") -> FaultStreaks:
+    """Each entrant's forfeits in a row as stored: a resumed run withdraws at the same count."""
+    streaks = FaultStreaks(config.bots.max_faults_in_row, fix)
+    streaks.replay((m.seats, m.fault) for m in store.matches([config.name]))
+    return streaks
+
+
 def open_run(config: EventConfig, store: Store, executor: Executor, observe: Callable[[Progress], None] | None,
              fingerprint_: str, total: int, replay: Sequence[str] = (), keep_results: bool = False) -> Run:
     """Register the event (or check it matches the stored one) and resume its ratings: the run's start."""
@@ -222,8 +237,9 @@ def open_run(config: EventConfig, store: Store, executor: Executor, observe: Cal
         store.save_all_ratings(config.name, order.book.rows(), order.next)
     results = None
     if keep_results:
-        results = {m.match_id: result_of(m.seats, m.ranks, m.group) for m in store.matches([config.name])}
-    run = Run(config, store, executor, observe, plan, order, results, resumed.stored)
+        results = {m.match_id: result_of(m.seats, m.ranks, m.group, m.fault) for m in store.matches([config.name])}
+    run = Run(config, store, executor, observe, plan, order, results, resumed.stored,
+              streaks=fault_streaks(config, store))
     run._tell(None, None)
     return run
 

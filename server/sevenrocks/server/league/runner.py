@@ -41,7 +41,7 @@ from .status import State, write_status
 from ..versions.snapshots import SnapshotError, tree_digest
 from ..events.store import LeagueEntrant, Store
 from ..versions.pinning import Versions
-from ..events.tournament import EventPlan, Progress, Run, SkippingInOrder, run_loop
+from ..events.tournament import EventPlan, Progress, Run, SkippingInOrder, fault_streaks, run_loop
 from ..stats.fit import Result, fit
 from ..stats.ratings import RatingBook
 from ..stats.record import plays_head_to_head, records
@@ -152,8 +152,8 @@ def league_ratings(config: EventConfig, store: Store) -> SkippingInOrder:
     """The league's live ratings from its stored results, in index order (rounds may leave gaps)."""
     book = RatingBook(config.make_ruleset().partnerships, config.ratings.tau, config.ratings.draw_probability)
     order = SkippingInOrder(book)
-    for _event, _index, seats, ranks in store.results([config.name]):
-        book.apply(seats, ranks)
+    for _event, _index, seats, ranks, fault_seat in store.results([config.name]):
+        book.apply(seats, ranks, fault_seat)
     order.next = store.max_index(config.name) + 1
     return order
 
@@ -220,7 +220,7 @@ def final_standings(store: Store, config: EventConfig, active: Sequence[str]) ->
     is not settled at ``[ratings].level`` share a place ("=2").
     """
     matches = store.matches([config.name])
-    results = [Result(m.seats, m.ranks, m.group) for m in matches]
+    results = [Result(m.seats, m.ranks, m.group, m.fault.seat if m.fault else None) for m in matches]
     counts = store.match_counts(config.name)
     active = [n for n in active if counts.get(n)]  # an entrant that never played has nothing to rank
     partnerships = config.make_ruleset().partnerships
@@ -590,8 +590,9 @@ async def run_league(league: League, observe: Callable[[Progress], None] | None 
     league._next_index = order.next
     withdrawn = {r.name for r in store.league_entrants(cfg.name) if r.withdrawn}
     plan = EventPlan(0, done_before, withdrawn=withdrawn, digests=league.digests, was_finished=state.final_at is not None)
-    results = {m.match_id: result_of(m.seats, m.ranks, m.group) for m in store.matches([cfg.name])}
-    run = Run(cfg, store, league.executor, observe, plan, order, results, done_before)
+    results = {m.match_id: result_of(m.seats, m.ranks, m.group, m.fault) for m in store.matches([cfg.name])}
+    run = Run(cfg, store, league.executor, observe, plan, order, results, done_before,
+              streaks=fault_streaks(cfg, store, "a new version (a changed file or a new submission)"))
     if plan.was_finished:
         active = [e.name for e in league.field_ if e.name not in withdrawn]
         league.final_standings = final_standings(store, cfg, active)

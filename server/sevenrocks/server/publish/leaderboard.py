@@ -57,6 +57,9 @@ class Row:
     points_per_match: float = math.nan
     margin_per_match: float = math.nan
     forfeits: dict[str, int] = field(default_factory=dict)
+    #: Matches another seat forfeited by its fault: no result for this subject (not in matches,
+    #: wins or losses, nor in its rating; docs/tournament.md, "Forfeits").
+    excused: int = 0
     decision_p50_ms: float = math.nan
     decision_p95_ms: float = math.nan
     #: P(this row is really ahead of the next row down) as if the event had looked once (NaN on the
@@ -212,7 +215,8 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     partnerships = infos[0].ruleset == "seven-rocks"
     matches = store.matches(ids)
     entrants = sorted({s for m in matches for s in m.seats})
-    results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}") for m in matches]
+    results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}", m.fault.seat if m.fault else None)
+               for m in matches]
     bot_fit = fit(results, partnerships, entrants)
     top_k = top_k if top_k is not None and top_k < len(entrants) else None
     event_cfg = infos[-1].config
@@ -225,7 +229,7 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         every = max(1, math.ceil(len(matches) / history_points))
         history.append((0, {}))
         for n, m in enumerate(matches, start=1):
-            book.apply(m.seats, m.ranks)
+            book.apply(m.seats, m.ranks, m.fault.seat if m.fault else None)
             if n % every == 0 or n == len(matches):
                 history.append((n, {k: r.conservative for k, r in book.bots().items()}))
     bots = _rows(bot_fit.ratings(), _bot_stats(matches, partnerships))
@@ -274,6 +278,7 @@ class _Acc:
     points: float = 0.0
     margin: float = 0.0
     forfeits: Counter[str] = field(default_factory=Counter)
+    excused: int = 0
     decisions: list[float] = field(default_factory=list)
 
     def add(self, m: StoredMatch, seat: int, partnerships: bool) -> None:
@@ -309,6 +314,9 @@ def _bot_stats(matches: Sequence[StoredMatch], partnerships: bool) -> dict[str, 
             if name in seen:
                 continue
             seen.add(name)
+            if m.fault is not None and m.seats[m.fault.seat] != name:
+                a.excused += 1  # another seat's forfeit: no result for this bot
+                continue
             a.add(m, seat, partnerships)
         if m.fault is not None:
             acc[m.seats[m.fault.seat]].forfeits[m.fault.cause] += 1
@@ -321,7 +329,10 @@ def _pair_stats(matches: Sequence[StoredMatch]) -> dict[str, _Acc]:
         for team in (0, 1):
             name = pair_name(m.seats[team], m.seats[team + 2])
             a = acc[name]
-            a.add(m, team, True)
+            if m.fault is not None:
+                a.excused += 1  # partnerships are never rated on a forfeit (one of the two is innocent)
+            else:
+                a.add(m, team, True)
             for seat in (team, team + 2):
                 a.decisions.extend(m.decision_ms.get(seat, ()))
             if m.fault is not None and m.fault.seat % 2 == team:
@@ -338,7 +349,7 @@ def _rows(ratings: dict[str, Any], acc: dict[str, _Acc]) -> list[Row]:
         r = ratings[name]
         a = acc.get(name, _Acc())
         row = Row(rank, name, r.mu, r.sigma, r.conservative, a.matches, a.wins, a.draws,
-                  a.matches - a.wins - a.draws, forfeits=dict(sorted(a.forfeits.items())))
+                  a.matches - a.wins - a.draws, forfeits=dict(sorted(a.forfeits.items())), excused=a.excused)
         if a.matches:
             score = a.wins + a.draws / 2
             row.win_rate = score / a.matches
@@ -355,6 +366,8 @@ def _rows(ratings: dict[str, Any], acc: dict[str, _Acc]) -> list[Row]:
 def _pair_matrix(matches: Sequence[StoredMatch]) -> dict[str, dict[str, tuple[float, int]]]:
     cells: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0.0, 0]))
     for m in matches:
+        if m.fault is not None:
+            continue  # a forfeit rates no partnership
         p, q = pair_name(m.seats[0], m.seats[2]), pair_name(m.seats[1], m.seats[3])
         score = 0.5 if m.winner is None else float(m.winner == 0)
         cells[p][q][0] += score
@@ -370,6 +383,8 @@ def _bot_matrix(matches: Sequence[StoredMatch]) -> dict[str, dict[str, tuple[flo
     for m in matches:
         for i, a in enumerate(m.seats):
             for j, b in enumerate(m.seats):
+                if m.fault is not None and m.fault.seat not in (i, j):
+                    continue  # a forfeit counts only against its faulting bot
                 if i != j and a != b:
                     ri, rj = m.ranks[i], m.ranks[j]
                     cells[a][b][0] += 1.0 if ri < rj else 0.5 if ri == rj else 0.0

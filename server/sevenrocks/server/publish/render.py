@@ -155,7 +155,8 @@ COLUMN_HELP: dict[str, str] = {
              "on their difference lies above 0, “tied within δ” when it lies inside ±δ (the event's tie "
              "margin), “open” otherwise (more matches would tell). The interval holds at the stated level "
              "however often the event looked at it.",
-    "matches": "Matches played and stored.",
+    "matches": "Matches played and stored; a match another seat forfeited by its fault is not counted "
+               "(no result for this bot: it is voided for everyone but the faulting bot).",
     "W-D-L": "Wins, draws and losses of the bot's side.",
     "win rate": "Wins plus half the draws, as a share of the matches.",
     "95% CI": "The range the true win rate lies in with 95% confidence (Wilson interval); narrower with more matches.",
@@ -265,7 +266,7 @@ def render_csv(lb: Leaderboard) -> str:
     w.writerow(["kind", "rank", "name", "conservative", "mu", "sigma", "matches", "wins", "draws", "losses",
                 "win_rate", "win_low", "win_high", "points_per_match", "margin_per_match", "forfeits",
                 "decision_p50_ms", "decision_p95_ms", "p_ahead_of_next", "settled", "verdict",
-                "gap_low", "gap_high"])
+                "gap_low", "gap_high", "excused"])
     for kind, rows in (("bot", lb.bots), ("pair", lb.pairs)):
         for r in rows:
             w.writerow([kind, r.rank, r.name, *(_csvnum(x) for x in (r.conservative, r.mu, r.sigma)),
@@ -275,7 +276,7 @@ def render_csv(lb: Leaderboard) -> str:
                         ";".join(f"{c}={n}" for c, n in r.forfeits.items()) or "0",
                         _csvnum(r.decision_p50_ms), _csvnum(r.decision_p95_ms), _csvnum(r.p_ahead),
                         "" if r.settled is None else str(r.settled).lower(), r.verdict or "",
-                        _csvnum(r.gap_low), _csvnum(r.gap_high)])
+                        _csvnum(r.gap_low), _csvnum(r.gap_high), r.excused])
     return buf.getvalue()
 
 

@@ -50,6 +50,14 @@ class Result:
     ranks: tuple[int, ...]
     #: The duplicate group (matches that share a deal); the unit of independence.
     group: str
+    #: The seat whose fault forfeited the match (None: played out). A forfeit is rated for its
+    #: faulting entrant only (:func:`fit`): nobody else's strength may move on it.
+    fault_seat: int | None = None
+
+    @property
+    def faulter(self) -> str | None:
+        """The entrant whose fault forfeited the match, if one did."""
+        return None if self.fault_seat is None else self.seats[self.fault_seat]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +101,86 @@ def Phi(z: float) -> float:
 
 
 def fit(results: Iterable[Result], partnerships: bool, names: Sequence[str] | None = None) -> Fit:
-    """Bot strengths from every result at once; the answer does not depend on their order."""
+    """Bot strengths from every result at once; the answer does not depend on their order.
+
+    A forfeit (``fault_seat`` set) moves nobody but its faulting entrant (docs/tournament.md,
+    "Forfeits"): every entrant's strength is first fitted to the matches played out, then each
+    faulting entrant's own is pulled down by its forfeits, each a loss against the others at
+    that table at their fitted strengths (:func:`charge_forfeits`). Its partner's and its
+    opponents' numbers are exactly what they would be had the forfeits never been played.
+    """
     from .solve import fit_bots
 
     results = list(results)
     found = sorted({s for r in results for s in r.seats} | set(names or ()))
+    played = [r for r in results if r.fault_seat is None]
     if not found:
-        return Fit((), (), (), (), len({r.group for r in results}))
-    theta, cov, robust, clusters = fit_bots(results, partnerships, found)
-    return Fit(tuple(found), tuple(theta), cov, robust, clusters)
+        return Fit((), (), (), (), len({r.group for r in played}))
+    theta, cov, robust, clusters = fit_bots(played, partnerships, found)
+    out = Fit(tuple(found), tuple(theta), cov, robust, clusters)
+    forfeits = [r for r in results if r.fault_seat is not None]
+    return charge_forfeits(out, forfeits, partnerships) if forfeits else out
+
+
+def _loss_terms(r: Result, theta: dict[str, float], partnerships: bool) -> list[tuple[float, float, float]]:
+    """The forfeit ``r`` as losses of its faulting entrant f: (a, d, noise) per loss, each of
+    probability Φ((d − a·θ_f) / noise), the others at the table held at ``theta``.
+
+    Seven Rocks: f's side lost to the other side (a = how often f sits on its side minus the
+    other). Fives: f ranked below every other seat (one comparison each, as the fit reads fives).
+    """
+    f = r.faulter
+    assert f is not None
+    if partnerships:
+        own = r.fault_seat % 2  # type: ignore[operator]
+        sides = ([r.seats[own], r.seats[own + 2]], [r.seats[1 - own], r.seats[3 - own]])
+        a = sides[0].count(f) - sides[1].count(f)
+        d = sum(theta[s] for s in sides[1] if s != f) - sum(theta[s] for s in sides[0] if s != f)
+        return [(float(a), d, 2 * BETA)] if a else []
+    return [(1.0, theta[s], math.sqrt(2) * BETA) for s in r.seats if s != f]
+
+
+def charge_forfeits(clean: Fit, forfeits: Sequence[Result], partnerships: bool) -> Fit:
+    """``clean`` (a fit of the matches played out) with each faulting entrant charged its forfeits.
+
+    For a faulting entrant f, its clean posterior N(θ_f, σ_f²) is the prior and each forfeit a
+    loss against the table's other entrants at their clean strengths; the new θ_f is that
+    one-dimensional posterior's peak (Newton), its variance the inverse curvature there. f's row
+    and column of both covariances are rescaled to the new σ_f (its correlations kept), and no
+    other entry changes: a forfeit never moves an innocent seat.
+    """
+    theta = dict(zip(clean.names, clean.theta))
+    by_faulter: dict[str, list[tuple[float, float, float]]] = {}
+    for r in forfeits:
+        f = r.faulter
+        assert f is not None
+        by_faulter.setdefault(f, []).extend(_loss_terms(r, theta, partnerships))
+    new_theta = list(clean.theta)
+    cov = [list(row) for row in clean.cov]
+    robust = [list(row) for row in clean.robust]
+    for f, terms in sorted(by_faulter.items()):
+        i = clean.index(f)
+        m, v = clean.theta[i], max(clean.cov[i][i], 1e-12)
+        t, curv = m, 1.0 / v
+        for _ in range(100):
+            grad, curv = -(t - m) / v, 1.0 / v
+            for a, d, n in terms:
+                u = (d - a * t) / n
+                lam = phi(u) / max(Phi(u), 1e-300)
+                grad -= (a / n) * lam
+                curv += (a / n) ** 2 * lam * (u + lam)
+            step = grad / curv
+            t += step
+            if abs(step) < 1e-10:
+                break
+        new_theta[i] = t
+        scale = math.sqrt((1.0 / curv) / v)
+        for c in (cov, robust):
+            for j in range(len(c)):
+                c[i][j] *= scale
+                c[j][i] *= scale
+    freeze = lambda c: tuple(tuple(row) for row in c)  # noqa: E731
+    return Fit(clean.names, tuple(new_theta), freeze(cov), freeze(robust), clean.clusters)
 
 
 def fit_pairs(results: Iterable[Result], names: Sequence[str] | None = None) -> dict[str, Rating]:
@@ -119,10 +198,14 @@ def fit_pairs(results: Iterable[Result], names: Sequence[str] | None = None) -> 
     bots against partnerships (:func:`.solve.pair_variances`): exact but for one term,
     taken from a four-term series; ``tests/publish/test_fit_scale.py`` checks it
     against the dense answer.
+
+    Partnerships are never rated on a forfeit: one of the two did not play it out, so a forfeit
+    is left out of this fit altogether (its partner is innocent; the faulting bot's own charge is
+    in :func:`fit`).
     """
     from .solve import fit_partnerships
 
-    results = list(results)
+    results = [r for r in results if r.fault_seat is None]
     bots = sorted({s for r in results for s in r.seats} | set(names or ()))
     index = {n: i for i, n in enumerate(bots)}
     members: dict[str, tuple[int, int]] = {}

@@ -5,6 +5,9 @@ results always give the same (mu, sigma), so a leaderboard is rebuilt from the
 database rather than trusted from memory. Seven Rocks rates bots through 2-vs-2
 team games and every partnership as one unit; fives rates a free-for-all by
 final rank. Bots are ranked by the conservative rating mu - 3 sigma.
+A forfeit is rated for its faulting entrant only: the update is computed as for any
+loss, and only that entrant's new rating is kept (its partner, its opponents and
+both partnerships keep theirs), as in :func:`.fit.fit`.
 tau defaults to 0: the bots are fixed programs, and a positive tau keeps their
 ratings drifting forever.
 """
@@ -60,10 +63,28 @@ class RatingBook:
             r = table[key] = self.env.create_rating()
         return r
 
-    def apply(self, seats: Sequence[str], ranks: Sequence[int]) -> None:
-        """Apply one match: entrant names in seat order and each team's rank (0 best)."""
+    def apply(self, seats: Sequence[str], ranks: Sequence[int], fault_seat: int | None = None) -> None:
+        """Apply one match: entrant names in seat order and each team's rank (0 best).
+
+        ``fault_seat``: the match was forfeited by that seat's fault; only its entrant's rating moves."""
         rate = self.env.rate
         bots = self._bots
+        if fault_seat is not None:
+            f = seats[fault_seat]
+            if self.partnerships:
+                a, c, b, d = seats
+                get = self._get
+                (ra, rb), (rc, rd) = rate([(get(bots, a), get(bots, b)), (get(bots, c), get(bots, d))], ranks)
+                new = {a: ra, b: rb, c: rc, d: rd}
+            else:
+                rated = rate([(self._get(bots, s),) for s in seats], ranks)
+                new = {s: r for s, (r,) in zip(seats, rated)}
+            for s in seats:
+                self._get(bots, s)  # every seat has a rating, as after any match
+            bots[f] = new[f]
+            self._dirty.add((BOT, f))
+            self.applied += 1
+            return
         if self.partnerships:
             a, c, b, d = seats
             get = self._get
@@ -110,14 +131,14 @@ class RatingBook:
 
 
 def rebuild(
-    results: Iterable[tuple[str, int, list[str], list[int]]], partnerships: bool,
+    results: Iterable[tuple[str, int, list[str], list[int], int | None]], partnerships: bool,
     tau: float = 0.0, draw_probability: float = 0.01,
 ) -> RatingBook:
     """Ratings from stored results (:meth:`Store.results`), already in schedule order."""
     book = RatingBook(partnerships, tau, draw_probability)
     apply = book.apply
-    for _event, _index, seats, ranks in results:
-        apply(seats, ranks)
+    for _event, _index, seats, ranks, fault_seat in results:
+        apply(seats, ranks, fault_seat)
     return book
 
 
@@ -131,11 +152,11 @@ class InOrder:
     def __init__(self, book: RatingBook, start: int = 0) -> None:
         self.book = book
         self.next = start
-        self.pending: dict[int, tuple[Sequence[str], Sequence[int]]] = {}
+        self.pending: dict[int, tuple[Sequence[str], Sequence[int], int | None]] = {}
 
-    def add(self, index: int, seats: Sequence[str], ranks: Sequence[int]) -> None:
-        self.pending[index] = (seats, ranks)
+    def add(self, index: int, seats: Sequence[str], ranks: Sequence[int], fault_seat: int | None = None) -> None:
+        self.pending[index] = (seats, ranks, fault_seat)
         while self.next in self.pending:
-            s, r = self.pending.pop(self.next)
-            self.book.apply(s, r)
+            s, r, f = self.pending.pop(self.next)
+            self.book.apply(s, r, f)
             self.next += 1

@@ -416,7 +416,12 @@ class AuthorPages:
             parts.append(self.render_submissions(subs, named or {}))
             parts.append(challenges)
         oldest: int | None = None
+        withdrawn = {r.name: r.withdrawn for r in store.league_entrants(self.event) if r.withdrawn}
         for version in reversed(versions):
+            if version in withdrawn:
+                parts.append(f"<p class=withdrawn><b>{html.escape(version)} is withdrawn</b>: "
+                             f"{html.escape(withdrawn[version] or '')}. It plays no more matches; a fix needs a "
+                             "new submission (a new version), which joins the field on its own.</p>")
             own = self.newest(store, version, before)
             if len(own) == NEWEST:
                 oldest = own[-1].index if oldest is None else max(oldest, own[-1].index)
