@@ -122,6 +122,7 @@ def league(config_path: Path, db_path: Path, out_dir: Path, final: int | None, c
             _say_finished(finished, sum(1 for _ in store.results([config.name])), config.name, db_path)
             return
         game = League(config_path, config, settings, store, _NoExecutor(), say, final)
+        game.generate_seed = True  # no [event].seed: a secret one, committed before the first match
         kept = store.league_listen(config.name) if listen is None else None
         game.versions = Versions(SnapshotStore(snapshot_root(db_path)),
                                  list(harness_files(db_path, out_dir, config_path)))

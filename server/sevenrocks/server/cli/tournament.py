@@ -21,7 +21,7 @@ from ..sandbox.sandbox import MODES, SandboxError
 from ..publish.leaderboard import build_leaderboard
 from ..publish.render import render_table, summary_lines, write_all
 from ..events.store import Store, StoreError, explain
-from ..events.tournament import EventPlan, run_event
+from ..events.tournament import EventPlan, run_event, seal_seed
 from .common import (BadInput, Interrupted, listening, make_executor, open_writer, parse_web,
                      pinned, read_tls, run_stoppable, with_options)
 
@@ -176,6 +176,14 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         for warning in config_warnings(config):  # once the inputs are known good: an error comes alone
             click.echo(f"warning: {warning}", err=True)
         config = pinned(config, db_path, out_dir)  # each launched bot runs a copy of its files
+        try:
+            config, sealed = seal_seed(config, store, generate=True)  # before the first match
+        except StoreError as e:
+            raise BadInput(str(e)) from None
+        if sealed.revealed_at is None:
+            click.echo(f"deal seed committed: sha256 {sealed.commitment} ("
+                       + ("the config's public seed" if sealed.given else "secret") + "; revealed when the event ends)",
+                       err=True)
         executor = make_executor(config, out_dir, cluster, listen, tls, db_path, say)
         if cluster is not None and not quiet:
             click.echo(f"sandbox: {config.sandbox.mode} asked; each worker says what it gives as it joins, "
@@ -204,6 +212,10 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
         finished = finished_line(config, plan, db_path)
         if finished is not None:
             click.echo(finished, err=True)
+        revealed = store.seed_of(config.name, "event")
+        if revealed is not None and revealed.revealed_at is not None:
+            click.echo(f"deal seed revealed: {revealed.key} (sha256 {revealed.commitment}); anyone can check every "
+                       f"record with `sevenrocks verify --seed {revealed.key} RECORDS`", err=True)
         try:
             lb = build_leaderboard(store, config.name)
             written = write_all(lb, out_dir)

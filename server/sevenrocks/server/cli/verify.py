@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
+
 import click
 
 from sevenrocks.sdk.rules.replay import verify_file
+
+from ..events.schedule import audit_deal, parse_seed_key
 
 
 def record_paths(paths: tuple[Path, ...]) -> list[Path]:
@@ -20,7 +24,10 @@ def record_paths(paths: tuple[Path, ...]) -> list[Path]:
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option("-v", "--verbose", is_flag=True, help="Also name every clean record.")
-def verify(paths: tuple[Path, ...], verbose: bool) -> None:
+@click.option("--seed", "seeds", multiple=True, metavar="SEED[:SALT]",
+              help="An event's revealed deal seed: every record's deal must be the one it derives "
+                   "(and SHA-256(SEED:SALT) the record's seed_commitment). Repeat for a league's final.")
+def verify(paths: tuple[Path, ...], verbose: bool, seeds: tuple[str, ...]) -> None:
     """Replay match records (files, or folders of *.jsonl) and report every discrepancy.
 
     Each problem is printed as FILE:LINE: MESSAGE, then one summary line.
@@ -33,7 +40,12 @@ def verify(paths: tuple[Path, ...], verbose: bool) -> None:
     Examples:
       sevenrocks verify records/
       sevenrocks verify sim-1-00000.jsonl sim-1-00001.jsonl
+      sevenrocks verify --seed 4417:9f3c... site/records/   # deals from the revealed seed
     """
+    try:
+        keys = [parse_seed_key(s) for s in seeds]
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--seed") from None
     files = record_paths(paths)
     bad = problems = 0
     for path in files:
@@ -50,14 +62,33 @@ def verify(paths: tuple[Path, ...], verbose: bool) -> None:
             bad += 1
             problems += 1
             continue
+        if keys:
+            why = audit_deal(_start(path), keys)
+            if why is not None:
+                click.echo(f"{path}:1: {why}")
+                problems += 1
+                bad += 0 if found else 1
         for d in found:
             click.echo(d.format(str(path)))
         if found:
             bad += 1
             problems += len(found)
-        elif verbose:
+        elif verbose and not (keys and audit_deal(_start(path), keys)):
             click.echo(f"{path}: ok", err=True)
     click.echo(f"verified {len(files)} record(s): {len(files) - bad} clean, {bad} with "
                f"{problems} discrepanc{'y' if problems == 1 else 'ies'}")
     if bad:
         raise SystemExit(1)
+
+
+def _start(path: Path) -> dict[str, object]:
+    """The record's first line (``match_start``), or {} when it has none."""
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    first = json.loads(line)
+                except ValueError:
+                    return {}
+                return first if isinstance(first, dict) else {}
+    return {}

@@ -18,7 +18,7 @@ from typing import Any
 from .config import ConfigError, EventConfig
 from .executor import EntrantsUnreachable, supervised_play, outcome_of, stamp, unreachable_message
 from .outcome import MatchOutcome, Report
-from .schedule import MatchTask
+from .schedule import MatchTask, record_keys
 
 
 class ArenaError(ConfigError):
@@ -81,7 +81,7 @@ class Arena:
         """Play ``task`` as it comes (no restart, no voiding): what the load driver measures."""
         started = time.perf_counter()
         m = await self.referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                          extra={"event_id": task.event_id, "deal_number": task.deal},
+                                          extra=record_keys(task),
                                           hidden=self.config.duplicate)  # duplicate deals: no spectator
         return outcome_of(task, m, time.perf_counter() - started)
 

@@ -178,6 +178,10 @@ class EventConfig:
     deals: int = 2
     duplicate: bool = True
     seed: int = 1
+    #: The config set ``seed``: a public seed (still committed to before the first match). Without
+    #: one, ``sevenrocks tournament`` and ``league`` generate a secret seed, commit to it and reveal
+    #: it at the end (:func:`..events.tournament.seal_seed`); library callers keep ``seed``.
+    seed_given: bool = True
     concurrency: int = 2
     teams: tuple[tuple[str, str], ...] = ()
     #: pairings: add every entrant partnered with itself against every other.
@@ -211,7 +215,7 @@ class EventConfig:
         return {
             "name": self.name, "ruleset": self.ruleset, "players": self.players,
             "target": self.target, "round_cap": self.round_cap, "format": self.format,
-            "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed,
+            "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed if self.seed_given else "secret",
             "concurrency": self.concurrency, "teams": [list(t) for t in self.teams],
             "head_to_head": self.head_to_head, "candidates": list(self.candidates),
             "preflight": self.preflight,
@@ -522,7 +526,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>", *, league: b
     return EventConfig(
         name=name, entrants=entrants, ruleset=ruleset, players=players, target=target,
         round_cap=round_cap, format=fmt, deals=deals,
-        duplicate=duplicate, seed=seed, concurrency=concurrency, teams=tuple(teams),
+        duplicate=duplicate, seed=seed, seed_given="seed" in ev, concurrency=concurrency, teams=tuple(teams),
         head_to_head=head_to_head, candidates=tuple(dict.fromkeys(cands_raw)), schedule=schedule,
         time=TimeSettings(per_move, bank, connect),
         faults=FaultSettings(policy, strikes),

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from ..referee.dealguard import PRIVATE_PREFIX as PRIVATE_PREFIX, private  # PRIVATE_PREFIX: for submissions
 from .config import EventConfig
 from .outcome import MatchOutcome, Report, Skipped, Voided, Withdrawn, final_ranks
-from .schedule import MatchTask
+from .schedule import MatchTask, record_keys
 
 #: Told every finished match, and every voided match, withdrawal and skipped match.
 OnResult = Callable[[Report], None]
@@ -286,7 +286,7 @@ async def supervised_play(referee: Any, sup: Any, task: MatchTask) -> list[Repor
     started = time.perf_counter()
     try:
         m = await referee.play_match(task.match_id, task.ruleset.build(), task.seed, task.seats,
-                                     extra={"event_id": task.event_id, "deal_number": task.deal},
+                                     extra=record_keys(task),
                                      # duplicate deals and private matches: never shown to spectators
                                      hidden=sup.config.duplicate or private(task.match_id))
     except RefereeStopped as e:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from sevenrocks.sdk.rules import Ruleset, make_ruleset
 
@@ -56,6 +56,9 @@ class MatchTask:
     deal: int
     #: Matches sharing a group played the same deal with the seats exchanged.
     group: str
+    #: SHA-256 commitment to the event seed this match's deal was derived from ("": none made),
+    #: written into its record's ``match_start`` (``seed_commitment``) for ``sevenrocks verify --seed``.
+    commitment: str = ""
 
 
 def deal_seed(event_seed: int, deal: int, group: str) -> int:
@@ -67,6 +70,66 @@ def deal_seed(event_seed: int, deal: int, group: str) -> int:
     asks for duplicates; without them every match is a group of its own.
     """
     return derive_seed("sevenrocks-event", event_seed, deal, group)
+
+
+def record_keys(task: MatchTask) -> dict[str, object]:
+    """What a tournament record's ``match_start`` adds (docs/records.md): enough to re-derive its deal."""
+    out: dict[str, object] = {"event_id": task.event_id, "deal_number": task.deal, "deal_group": task.group}
+    if task.commitment:
+        out["seed_commitment"] = task.commitment
+    return out
+
+
+def seed_key(seed: int, salt: str) -> str:
+    """The revealed form of an event's seed, ``SEED:SALT``: what its commitment is the SHA-256 of."""
+    return f"{seed}:{salt}"
+
+
+def seed_commitment(key: str) -> str:
+    """The commitment an event shows before its first match: SHA-256 (hex) of :func:`seed_key`.
+
+    Why: deals are :func:`deal_seed` of the event's seed, so whoever knows the seed knows every
+    deal. Committing to it before the first match, and revealing it at the end, lets anyone check
+    (``sevenrocks verify --seed``) that no deal was chosen after the entrants were known."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def parse_seed_key(text: str) -> tuple[int, str | None]:
+    """``SEED`` or ``SEED:SALT`` as given to ``verify --seed``; ValueError with what is wrong."""
+    seed, _, salt = text.strip().partition(":")
+    try:
+        value = int(seed)
+    except ValueError:
+        raise ValueError(f"--seed {text!r}: expected SEED or SEED:SALT as the event revealed it "
+                         "(an integer, then a colon and hex)") from None
+    return value, (salt or None)
+
+
+def audit_deal(start: Mapping[str, Any], seeds: Sequence[tuple[int, str | None]]) -> str | None:
+    """Why a record's deal is not the one a revealed seed gives (None: it is); ``start`` is its ``match_start``.
+
+    The record's ``seed`` must be :func:`deal_seed` of one of ``seeds`` (``SEED`` or ``SEED:SALT``) for
+    its ``deal_number`` and ``deal_group``; with a ``seed_commitment`` in the record, that seed's
+    SHA-256 with its salt must be it. (That the hands are the ones ``seed`` deals is the replay's check.)
+    """
+    deal, group, seed = start.get("deal_number"), start.get("deal_group"), start.get("seed")
+    if not isinstance(deal, int) or not isinstance(group, str) or not isinstance(seed, int):
+        return ("its deal cannot be re-derived: match_start has no deal_number and deal_group (a record "
+                "from before deal commitments, or not from an event)")
+    committed = start.get("seed_commitment")
+    candidates = list(seeds)
+    if isinstance(committed, str):
+        salted = [(v, salt) for v, salt in seeds if salt is not None]
+        matching = [(v, salt) for v, salt in salted if seed_commitment(seed_key(v, salt)) == committed]
+        if salted and not matching:
+            return (f"its seed_commitment {committed[:16]}… is not the SHA-256 of any --seed given: it was "
+                    "dealt from another seed than the one revealed")
+        candidates = matching or candidates
+    expected = {deal_seed(v, deal, group) for v, _ in candidates}
+    if seed not in expected:
+        return (f"its deal (seed {seed}) is not the one the revealed seed gives for deal {deal}, group {group} "
+                f"(seed {', '.join(map(str, sorted(expected)))}): the deal was changed")
+    return None
 
 
 def match_id(event_id: str, deal: int, seats: Sequence[str]) -> str:

@@ -38,7 +38,7 @@ from .executor import Executor
 from .identity import digest, entrant_identity
 from .outcome import FaultStreaks, MatchOutcome, Report, Skipped, Voided, Withdrawn
 from .schedule import MatchTask, fingerprint, iter_schedule, matches_per_deal, schedule_fingerprint, schedule_size
-from .store import Store, StoreError
+from .store import SeedCommitment, Store, StoreError
 from ..stats.fit import Result
 from ..stats.ratings import InOrder, RatingBook
 
@@ -128,6 +128,8 @@ class Run:
     guard: DealGuard | None = None
     #: Forfeits by its own fault each entrant has in a row (``[bots].max_faults_in_row``).
     streaks: FaultStreaks | None = None
+    #: The commitment to the seed the deals now come from, written into every record (docs/records.md).
+    commitment: str = ""
 
     async def play(self, tasks: Iterable[MatchTask]) -> None:
         """Step 2: play ``tasks`` (possibly lazy); step 3 (:meth:`record`) runs as each one finishes."""
@@ -142,7 +144,7 @@ class Run:
             if self.plan.withdrawn & set(t.seats):
                 self.record(Skipped(t))
             else:
-                yield t
+                yield replace(t, commitment=self.commitment) if self.commitment else t
 
     def record(self, report: Report) -> None:
         """Step 3: store what the executor reports; a match with the ratings it leads to, atomically."""
@@ -211,6 +213,26 @@ async def run_loop(run: Run, rounds: Rounds) -> EventPlan:
         rounds.fit(run)                                     # 4. fit
     rounds.finish(run)
     return run.plan
+
+
+def seal_seed(config: EventConfig, store: Store, generate: bool = False,
+              stage: str = "event") -> tuple[EventConfig, SeedCommitment]:
+    """Commit to the seed ``config``'s deals come from, before its first match; the config to play.
+
+    The commitment (SHA-256 of ``SEED:SALT``) is stored once and shown; the seed is revealed when
+    the event ends (:meth:`.store.Store.finish_event`), so anyone can check with ``sevenrocks verify
+    --seed`` that no deal was picked after the entrants were known. A seed the config gives is
+    public and the commitment binds it; ``generate``: a config that gives none gets a secret one
+    (an event stored before commitments existed keeps the seed it played with)."""
+    row = store.seed_of(config.name, stage)
+    if row is None:
+        existed = any(e.event_id == config.name for e in store.events())
+        secret = generate and not config.seed_given and not existed
+        row = store.commit_seed(config.name, stage, None if secret else config.seed)
+    elif config.seed_given and row.given and row.seed != config.seed:
+        raise StoreError(f"event {config.name!r} committed to seed {row.commitment[:16]}… before its first match; "
+                         f"[event].seed cannot change now (give the event a new name for new deals)")
+    return replace(config, seed=row.seed), row
 
 
 def fault_streaks(config: EventConfig, store: Store, fix: str = "a new event") -> FaultStreaks:
@@ -385,6 +407,7 @@ async def _run_event(
     replay: Sequence[str], preflight_logs: Path | None, say: Callable[[str], None] | None,
     guard: DealGuard | None,
 ) -> EventPlan:
+    config, sealed = seal_seed(config, store)
     adaptive = config.schedule.mode == "adaptive"
     if adaptive and replay:
         raise StoreError("--replay is not supported for adaptive events; give the changed bot a new "
@@ -395,6 +418,7 @@ async def _run_event(
     else:
         run = open_run(config, store, executor, observe, schedule_fingerprint(config), schedule_size(config),
                        replay)
+    run.commitment = sealed.commitment
     if config.preflight and not run.plan.was_finished:
         from ..check.preflight import preflight
 

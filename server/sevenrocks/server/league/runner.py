@@ -41,7 +41,7 @@ from .status import State, write_status
 from ..versions.snapshots import SnapshotError, tree_digest
 from ..events.store import LeagueEntrant, Store
 from ..versions.pinning import Versions
-from ..events.tournament import EventPlan, Progress, Run, SkippingInOrder, fault_streaks, run_loop
+from ..events.tournament import EventPlan, Progress, Run, SkippingInOrder, fault_streaks, run_loop, seal_seed
 from ..stats.fit import Result, fit
 from ..stats.ratings import RatingBook
 from ..stats.record import plays_head_to_head, records
@@ -279,6 +279,9 @@ class League:
     say: Callable[[str], None] = lambda text: None
     #: ``--final N`` from the command line (else ``[league].final_matches``).
     final: int | None = None
+    #: A config without ``[event].seed`` plays on a secret seed, committed to before the first match
+    #: (``sevenrocks league`` sets this; :func:`..events.tournament.seal_seed`).
+    generate_seed: bool = False
     #: Set by SIGHUP: re-read the config before the next round.
     reload: asyncio.Event = field(default_factory=asyncio.Event)
     #: Told each planned round (the live site's deal guard registers its duplicate groups).
@@ -340,6 +343,8 @@ class League:
             except ConfigError as bad:
                 self.say(f"config not applied, the league plays on with the last good one: {bad}")
                 return
+            if not config.seed_given:  # the committed seed plays on
+                config = dataclasses.replace(config, seed=self.config.seed, seed_given=self.config.seed_given)
             if league_fingerprint(config) != league_fingerprint(self.config) or config.name != self.config.name:
                 self.say(f"{self.path}: the league's [event] name, ruleset, target, round_cap and seed cannot "
                          "change while it runs; only [[entrants]] and [league] changes are applied")
@@ -400,6 +405,36 @@ class League:
             self.store.freeze(self.config.name, n, {e.name: counts.get(e.name, 0) for e in active})
             self.say(f"entries closed: each of the {len(active)} active entrants plays {n} more matches, "
                      "then the final standings are published")
+            self._final_seed()
+
+    def _final_seed(self) -> None:
+        """At the freeze: reveal the league's seed, and commit to a fresh secret one for the final's deals
+        (nobody could know them before the field was frozen)."""
+        name = self.config.name
+        if self.store.seed_of(name, "final") is not None:
+            return
+        self.store.reveal_seed(name, "event")
+        league = self.store.seed_of(name, "event")
+        if league is not None:
+            self.say(f"deal seed revealed: {league.key} (sha256 {league.commitment}); check the league's records "
+                     f"with `sevenrocks verify --seed {league.key} RECORDS`")
+        final = self.store.commit_seed(name, "final", None)
+        self.say(f"the final's deals: a fresh secret seed, committed: sha256 {final.commitment} "
+                 "(revealed with the final standings)")
+
+    def deal_config(self, run: Run) -> EventConfig:
+        """The config the next round's deals come from: the final's own seed once the field is frozen."""
+        name = self.config.name
+        frozen = self.store.league_state(name).frozen_at is not None
+        row = self.store.seed_of(name, "final") if frozen else None
+        if frozen and row is None:
+            self._final_seed()
+            row = self.store.seed_of(name, "final")
+        row = row or self.store.seed_of(name, "event")
+        if row is None:
+            return self.config
+        run.commitment = row.commitment
+        return dataclasses.replace(self.config, seed=row.seed)
 
     def _final_left(self, active: Sequence[str]) -> dict[str, int] | None:
         """Matches each active entrant still owes the final (None: no final under way)."""
@@ -495,10 +530,11 @@ class League:
         # grow it to the smallest that holds a table rather than ask again for ever.
         size = self.settings.round_matches
         groups = self.author_groups(seatable)
-        planned = plan_round(self.config, seatable, results, round_no, size, groups=groups)
+        dealt = self.deal_config(run)
+        planned = plan_round(dealt, seatable, results, round_no, size, groups=groups)
         while not planned and size < MAX_TABLE_MATCHES:
             size *= 2
-            planned = plan_round(self.config, seatable, results, round_no, size, groups=groups)
+            planned = plan_round(dealt, seatable, results, round_no, size, groups=groups)
         tasks = []
         for t in planned:
             if t.match_id in run.results:
@@ -581,7 +617,12 @@ class League:
 
 async def run_league(league: League, observe: Callable[[Progress], None] | None = None) -> EventPlan:
     """Open (or resume) the league in its store and run the loop until it stops or its final is published."""
-    cfg, store = league.config, league.store
+    cfg, sealed = seal_seed(league.config, league.store, league.generate_seed)
+    league.config = cfg
+    store = league.store
+    if store.seed_of(cfg.name, "final") is None:
+        league.say(f"deal seed committed: sha256 {sealed.commitment} ("
+                   + ("the config's public seed" if sealed.given else "secret") + "; revealed when the final is frozen)")
     state = store.open_league(cfg, league_fingerprint(cfg))
     league._file_changed()
     await league.refresh(force=True)
