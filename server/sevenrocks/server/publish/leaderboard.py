@@ -140,6 +140,8 @@ class Leaderboard:
     decided: bool = False
     #: Every pair that matters (the first ``top_k``, or all) is ahead: their order is settled.
     top_settled: bool = False
+    #: The deals' seed commitments: {event, stage, commitment, seed (``SEED:SALT`` once revealed, else None)}.
+    seeds: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def tie_win_rate(self) -> float:
@@ -247,12 +249,16 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         matrix, kind, apart = _bot_matrix(matches) if shown else {}, "bots", []
     withdrawn = [Withdrawal(*w) for w in store.withdrawals(ids)]
     voided = Counter(_void_kind(reason) for _e, _m, reason in store.voided(ids))
-    return Leaderboard(
+    seeds = [{"event": c.event_id, "stage": c.stage, "commitment": c.commitment,
+              "seed": c.key if c.revealed_at is not None else None} for c in store.seeds(ids)]
+    board = Leaderboard(
         ids, infos[0].ruleset, infos[0].players, len(matches), sum(e.total for e in infos),
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
         withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart, subjects,
         margin, judged.top_k, judged.decided and len(bots) > 1, judged.top_settled and len(bots) > 1,
     )
+    board.seeds = seeds
+    return board
 
 
 def _void_kind(reason: str) -> str:

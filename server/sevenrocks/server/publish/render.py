@@ -200,6 +200,11 @@ def lifecycle_lines(lb: Leaderboard) -> list[str]:
     if lb.voided:
         lines.append(f"Voided and played again (infrastructure faults, charged to no bot): "
                      f"{'; '.join(f'{k} {n}' for k, n in lb.voided.items())}")
+    for c in lb.seeds:
+        what = f"{c['event']}'s deals" if c["stage"] == "event" else f"{c['event']}'s final's deals"
+        lines.append(f"Deal seed of {what}: committed sha256 {c['commitment']}; " + (
+            f"revealed {c['seed']} (check every record: sevenrocks verify --seed {c['seed']} RECORDS)"
+            if c["seed"] else "revealed when it ends"))
     return lines
 
 
