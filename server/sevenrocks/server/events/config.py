@@ -215,7 +215,7 @@ class EventConfig:
         return {
             "name": self.name, "ruleset": self.ruleset, "players": self.players,
             "target": self.target, "round_cap": self.round_cap, "format": self.format,
-            "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed if self.seed_given else "secret",
+            "deals": self.deals, "duplicate": self.duplicate, "seed": self.seed,
             "concurrency": self.concurrency, "teams": [list(t) for t in self.teams],
             "head_to_head": self.head_to_head, "candidates": list(self.candidates),
             "preflight": self.preflight,

@@ -119,8 +119,8 @@ def audit_deal(start: Mapping[str, Any], seeds: Sequence[tuple[int, str | None]]
     committed = start.get("seed_commitment")
     candidates = list(seeds)
     if isinstance(committed, str):
-        salted = [(v, salt) for v, salt in seeds if salt is not None]
-        matching = [(v, salt) for v, salt in salted if seed_commitment(seed_key(v, salt)) == committed]
+        salted: list[tuple[int, str | None]] = [(v, salt) for v, salt in seeds if salt is not None]
+        matching = [(v, salt) for v, salt in salted if seed_commitment(seed_key(v, salt or "")) == committed]
         if salted and not matching:
             return (f"its seed_commitment {committed[:16]}… is not the SHA-256 of any --seed given: it was "
                     "dealt from another seed than the one revealed")

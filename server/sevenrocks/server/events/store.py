@@ -397,10 +397,14 @@ class Store:
                 f"{SCHEMA_VERSION}. Use a new database file (--db) or the matching sevenrocks."
             )
         self._add_columns()
+        try:  # new in schema 3 without a migration: every database gets it (a read-only one reads around it)
+            self.db.execute(SEEDS_TABLE)
+        except sqlite3.OperationalError as e:
+            if "readonly" not in str(e):
+                raise
         if writer:
             for statement in SEAT_INDEXES:  # a database from before them gets them once, here
                 self.db.execute(statement)
-            self.db.execute(SEEDS_TABLE)
             bad = self.db.execute("PRAGMA quick_check").fetchone()[0]
             if bad != "ok":
                 raise StoreError(f"{self.path} is damaged (integrity check: {bad}); nothing was written. "
@@ -490,7 +494,7 @@ class Store:
             self.db.execute(
                 "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)",
                 (config.name, ordinal, fingerprint, config.ruleset, config.players, total,
-                 json.dumps(config.to_json()), time.time()),
+                 json.dumps(_stored_config(config)), time.time()),
             )
             ids = identities or {}
             self.db.executemany(
@@ -924,6 +928,14 @@ class Store:
     def match_ids(self, event_ids: Sequence[str] | None = None) -> list[str]:
         sql = "SELECT m.match_id FROM matches m" + _where(event_ids, "m.") + " ORDER BY m.match_id"
         return [r[0] for r in self.db.execute(sql, tuple(event_ids or ()))]
+
+
+def _stored_config(config: EventConfig) -> dict[str, Any]:
+    """The config as the events table keeps it: a secret seed (none in the config) stays in ``seeds`` only."""
+    out = config.to_json()
+    if not config.seed_given:
+        out["seed"] = "secret"
+    return out
 
 
 _SEED_COLUMNS = ("SELECT event_id, stage, seed, salt, commitment, given, committed_at, revealed_at FROM seeds")

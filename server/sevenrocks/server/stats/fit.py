@@ -179,8 +179,8 @@ def charge_forfeits(clean: Fit, forfeits: Sequence[Result], partnerships: bool) 
             for j in range(len(c)):
                 c[i][j] *= scale
                 c[j][i] *= scale
-    freeze = lambda c: tuple(tuple(row) for row in c)  # noqa: E731
-    return Fit(clean.names, tuple(new_theta), freeze(cov), freeze(robust), clean.clusters)
+    return Fit(clean.names, tuple(new_theta), tuple(tuple(row) for row in cov), tuple(tuple(row) for row in robust),
+               clean.clusters)
 
 
 def fit_pairs(results: Iterable[Result], names: Sequence[str] | None = None) -> dict[str, Rating]:
