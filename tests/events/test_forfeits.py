@@ -8,14 +8,21 @@ streak rule. ``tests/league/test_league_forfeits.py`` plays the whole thing.
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from sevenrocks.sdk.rules import FaultCause, Offender
 from sevenrocks.server.events.outcome import FaultStreaks
+from sevenrocks.server.events.store import Store
 from sevenrocks.server.stats.fit import Result, fit, fit_pairs
 from sevenrocks.server.stats.ratings import RatingBook
+
+from ..fresh_env import fresh_env
 
 FIELD = ["a", "b", "c", "x"]
 
@@ -97,3 +104,24 @@ def test_k_forfeits_in_a_row_withdraw_the_faulting_entrant_with_one_line() -> No
     assert "\n" not in due.reason and due.reason.startswith("withdrawn after 3 forfeits in a row by its own fault")
     assert "a new version" in due.reason and "max_faults_in_row = 3" in due.reason
     assert streaks.add(seats, crash) is None  # withdrawn once
+
+
+def test_a_one_sitting_tournament_withdraws_a_bot_that_raises_every_match(tmp_path: Path) -> None:
+    """The same rule in ``sevenrocks tournament``: the rest of the raiser's schedule is skipped, not forfeited."""
+    raising = Path(__file__).parent / "bots" / "raising_bot.py"
+    (tmp_path / "event.toml").write_text(
+        '[event]\nname = "cup"\ndeals = 3\nduplicate = false\n[time]\nper_move_ms = 10000\nconnect_timeout_s = 60\n'
+        '[bots]\nfresh_process = "never"\nmax_faults_in_row = 3\n'
+        + "".join(f'[[entrants]]\nname = "{n}"\nbot = "{b}"\n' for n, b in [("a", "greedy"), ("b", "random"),
+                                                                            ("c", "greedy")])
+        + f'[[entrants]]\nname = "broken"\ncommand = {json.dumps([sys.executable, str(raising)])}\n')
+    done = subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "tournament", str(tmp_path / "event.toml"),
+                           "--db", str(tmp_path / "e.db"), "--out", str(tmp_path / "out"), "--quiet"],
+                          capture_output=True, text=True, env=fresh_env(), timeout=600)
+    assert done.returncode == 0, done.stderr
+    with Store.reader(tmp_path / "e.db") as store:
+        (withdrawn,) = store.withdrawals(["cup"])
+        played = [m for m in store.matches(["cup"]) if "broken" in m.seats]
+    assert withdrawn[1] == "broken" and withdrawn[2].startswith("withdrawn after 3 forfeits in a row by its own fault")
+    assert 3 <= len(played) <= 3 + 2 and withdrawn[3] > 0  # the rest of its schedule was not played
+    assert "WITHDRAWN broken: withdrawn after 3 forfeits in a row" in (tmp_path / "out" / "leaderboard.txt").read_text()

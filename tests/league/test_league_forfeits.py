@@ -19,6 +19,7 @@ from sevenrocks.server.events.store import Store
 from sevenrocks.server.publish.leaderboard import build_leaderboard
 from sevenrocks.server.stats.fit import Result, fit
 from sevenrocks.server.stats.ratings import rebuild
+from sevenrocks.server.web.author import AuthorPages
 
 from ..fresh_env import fresh_env
 from .test_league import bot_file
@@ -48,10 +49,15 @@ def test_a_bot_that_raises_every_match_is_withdrawn_and_its_partners_ratings_ign
         board = build_leaderboard(store, "spring")
         stored = store.stored_ratings("spring")
         every = list(store.results(["spring"]))
+        pages = AuthorPages(store, "spring", tmp_path / "out" / "logs", dict, lambda m: True, lambda v: None)
+        author_page = pages.render(store, "broken", ["broken"])
     # 1. Withdrawn by its forfeits in a row, with one line that says why (not by crashes: it never died).
     reason = rows["broken"].withdrawn or ""
     assert reason.startswith("withdrawn after 5 forfeits in a row by its own fault (the last: crash: "), reason
     assert "\n" not in reason and "max_faults_in_row = 5" in reason and "new version" in reason
+    # Its author's page says so, why, and that a fix needs a new submission.
+    assert "broken is withdrawn</b>: withdrawn after 5 forfeits in a row" in author_page
+    assert "a fix needs a new submission" in author_page
     own = [m for m in matches if "broken" in m.seats]
     assert 5 <= len(own) <= 5 + 2  # the fifth, and at most the matches already in flight (concurrency 2)
     assert all(m.fault is not None and m.seats[m.fault.seat] == "broken" for m in own)
