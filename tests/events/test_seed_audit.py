@@ -15,8 +15,12 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from sevenrocks.server.cli.verify import verify as verify_command
 from sevenrocks.server.events.schedule import audit_deal, deal_seed, seed_commitment, seed_key
 from sevenrocks.server.events.store import Store
 from sevenrocks.server.league.runner import League, load_league, run_league
@@ -55,9 +59,18 @@ def play(tmp: Path, seed: str = "") -> tuple[Path, subprocess.CompletedProcess[s
     return records, done
 
 
-def verify(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sevenrocks.server.cli", "verify", *args],
-                          capture_output=True, text=True, env=fresh_env(), timeout=300)
+@dataclass
+class Verified:
+    returncode: int
+    stdout: str
+    stderr: str = ""
+
+
+def verify(*args: str) -> Verified:
+    """``sevenrocks verify ARGS`` run in this process (the command's own code; a subprocess each costs seconds)."""
+    got = CliRunner().invoke(verify_command, list(args))
+    assert got.exception is None or isinstance(got.exception, SystemExit), got.exception
+    return Verified(got.exit_code, got.output)
 
 
 def lines_of(path: Path) -> list[dict[str, object]]:

