@@ -783,7 +783,7 @@ class Store:
         have = self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'seeds'").fetchone()
         if have is None:  # a database no writer of this sevenrocks has opened yet
             return []
-        rows = self.db.execute(_SEED_COLUMNS + " ORDER BY event_id, stage DESC").fetchall()
+        rows = self.db.execute(_SEED_COLUMNS + " ORDER BY event_id, stage = 'final'").fetchall()
         return [SeedCommitment(*r) for r in rows if not event_ids or r[0] in event_ids]
 
     def reveal_seed(self, event_id: str, stage: str) -> None:

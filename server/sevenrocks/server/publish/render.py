@@ -201,10 +201,10 @@ def lifecycle_lines(lb: Leaderboard) -> list[str]:
         lines.append(f"Voided and played again (infrastructure faults, charged to no bot): "
                      f"{'; '.join(f'{k} {n}' for k, n in lb.voided.items())}")
     for c in lb.seeds:
-        what = f"{c['event']}'s deals" if c["stage"] == "event" else f"{c['event']}'s final's deals"
-        lines.append(f"Deal seed of {what}: committed sha256 {c['commitment']}; " + (
-            f"revealed {c['seed']} (check every record: sevenrocks verify --seed {c['seed']} RECORDS)"
-            if c["seed"] else "revealed when it ends"))
+        what = c["event"] if c["stage"] == "event" else f"{c['event']}, final"
+        lines.append(f"Deal seed ({what}): committed, sha256 {c['commitment']}")  # two lines: a pipe's width
+        lines.append(f"  revealed; audit: sevenrocks verify --seed {c['seed']} RECORDS" if c["seed"]
+                     else "  revealed when it ends")
     return lines
 
 
