@@ -1,6 +1,6 @@
 """A forfeit is rated for its faulting entrant only, and k forfeits in a row withdraw it.
 
-Issue 41, item 2: a bot that raised in every match forfeited 888 times, each a rated
+Once, a bot that raised in every match forfeited 888 times, each a rated
 loss for its *partner* too, and was never withdrawn (its process lived on). These are
 the fast checks on the pieces: the fit, TrueSkill, the leaderboard's counts and the
 streak rule. ``tests/league/test_league_forfeits.py`` plays the whole thing.

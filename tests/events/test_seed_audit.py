@@ -1,6 +1,6 @@
 """Deals anyone can audit: an event commits to its deal seed before its first match and reveals it at the end.
 
-Issue 41, item 6. ``sevenrocks tournament`` with no ``[event].seed`` plays on a secret
+``sevenrocks tournament`` with no ``[event].seed`` plays on a secret
 seed: it prints (and stores) SHA-256 of ``SEED:SALT`` before the first match and the
 seed itself at the end; ``sevenrocks verify --seed SEED:SALT`` re-derives every
 record's deal from it. An organiser who changed a deal (or dealt a match from another

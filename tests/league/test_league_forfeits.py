@@ -1,6 +1,6 @@
 """A league withdraws a bot that raises in every match, and its forfeits move no innocent seat.
 
-Issue 41, item 2, as an organiser meets it: ``sevenrocks league`` (a subprocess, bots
+As an organiser meets it: ``sevenrocks league`` (a subprocess, bots
 launched from files over gRPC) with one entrant whose ``choose_move`` always raises.
 Its SDK reports each error and the process lives on, so the crash rules never fire;
 the fault rule (``[bots].max_faults_in_row``, 5 by default) must. Every early match

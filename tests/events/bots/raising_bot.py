@@ -1,7 +1,7 @@
 """A bot whose ``choose_move`` raises every time: the SDK reports the error and the process lives on.
 
 It stands for a bot that passed its check and then broke on something every real
-match has (issue 41: 888 ``crash`` forfeits, never withdrawn, its partners rated as
+match has (once: 888 ``crash`` forfeits, never withdrawn, its partners rated as
 losers). Nothing the process rules see: it never dies.
 """
 
