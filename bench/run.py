@@ -159,8 +159,8 @@ def main_job(env: dict[str, str], tmp: Path, build: str) -> None:
     group = cpu_group(f"sevenrocks-bench-{os.getpid()}-{build}")
     load = loadavg()
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=out, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=None if group is None else group.join)
+    proc = subprocess.Popen(cmd if group is None else group.wrap(cmd), cwd=out, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     lines: list[tuple[float, str]] = [(time.perf_counter() - t0, line) for line in proc.stdout]
     _, status, usage = os.wait4(proc.pid, 0)

@@ -9,7 +9,7 @@ and pids controllers, never cpuacct), stays in it, so its ``cpuacct.usage`` is t
 from __future__ import annotations
 
 import json
-import os
+import shlex
 import re
 import sqlite3
 from pathlib import Path
@@ -43,8 +43,11 @@ class CpuGroup:
     def __init__(self, path: Path, v2: bool) -> None:
         self.path, self.v2 = path, v2
 
-    def join(self) -> None:  # in the child, before exec
-        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+    def wrap(self, cmd: list[str]) -> list[str]:
+        """``cmd`` started inside this group: a shell writes its own pid into the group, then execs ``cmd``
+        (no Python runs between fork and exec, which a preexec_fn would do beside gRPC's threads)."""
+        procs = shlex.quote(str(self.path / "cgroup.procs"))
+        return ["/bin/sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *cmd]
 
     def usage(self) -> float:
         if self.v2:

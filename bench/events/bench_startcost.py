@@ -61,9 +61,9 @@ def point(bots: int, rounds: int, tmp: Path) -> dict[str, float]:
     (folder / "event.toml").write_text(text, encoding="utf-8")
     group = cpu_group(f"sevenrocks-startcost-{os.getpid()}-{bots}-{rounds}")
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "sevenrocks.server.cli", "tournament", "event.toml"], cwd=folder,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=None if group is None else group.join)
+    cmd = [sys.executable, "-m", "sevenrocks.server.cli", "tournament", "event.toml"]
+    proc = subprocess.Popen(cmd if group is None else group.wrap(cmd), cwd=folder,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     lines = [(time.perf_counter() - t0, line) for line in proc.stdout]
     _, status, usage = os.wait4(proc.pid, 0)

@@ -173,7 +173,7 @@ def test_authors_add_and_list_refuse_a_database_that_holds_no_league(tmp_path: P
 
 
 @pytest.mark.parametrize("args, words", [
-    (["submit", ".", "--to", "notaurl", "--token", "t"], "'notaurl' is not a web address"),
+    (["submit", ".", "--to", "notaurl", "--token", "t"], "'notaurl' has no http:// or https:// in front: add http://"),
     (["submit", "/dev/zero", "--to", "http://127.0.0.1:9", "--token", "t"], "neither a folder nor an archive"),
     (["submit", "/proc/self", "--to", "http://127.0.0.1:9", "--token", "t"], "/proc/self cannot be packed"),
     (["tls", "--out", "/proc/x", "localhost"], "cannot write the certificate files into /proc/x"),
