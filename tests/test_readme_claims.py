@@ -174,3 +174,31 @@ def test_the_verdicts_figures_are_the_bench_rows() -> None:
         assert cells[false_at_any_look].startswith(f"{k}/{n} "), (cells, k, n)
     settled = float(lopsided[4])  # P(says settled)
     assert int(lopsided[2]) == int(said.group(6)) and round(settled * int(said.group(6))) == int(said.group(5))
+
+
+def places_cells(label: str) -> list[str]:
+    """The cells of ``label``'s row in docs/tournament.md's place-interval table from ``bench/ranking/verdict.py``."""
+    row = claim(TOURNAMENT, rf"\| {re.escape(label)} \|[^\n]*?\| (?=\| )", "docs/tournament.md's place-interval table")
+    return [c.strip() for c in row.group(0).strip("| ").split(" | ")]
+
+
+def test_the_place_and_flicker_figures_are_the_benchs_rows() -> None:
+    """docs/tournament.md's "every true place was inside ... in k of n" and "n events of m lost a claim" are the
+    bench/ranking/verdict.py tables it quotes (places from every pair, claims that stay made)."""
+    said = claim(TOURNAMENT, r"every true place was inside its interval in (\d+) of (\d+) league-like events "
+                             r"\(P\(every true place inside\) ([0-9.]+) \(([0-9.]+)–([0-9.]+)\)\), and the intervals "
+                             r"were ([0-9.]+) places wide on average \(([0-9.]+) of 9 places known exactly\), where "
+                             r"neighbour pairs alone left ([0-9.]+)", "docs/tournament.md")
+    every = places_cells("every pair (one Holm family of 36)")
+    alone = places_cells("neighbour pairs only (the old rule)")
+    k, n = int(said.group(1)), int(said.group(2))
+    assert every[1] == f"{said.group(3)} ({said.group(4)}–{said.group(5)})" and round(float(said.group(3)) * n) == k
+    assert float(said.group(3)) >= 0.95 or float(said.group(5)) >= 0.95  # the promise, within the bench's CI
+    assert every[2] == said.group(6) and every[4] == said.group(7) and alone[2] == said.group(8)
+    flickers = claim(TOURNAMENT, r"\*\*No claim flickers\*\*: (\d+) events of (\d+) lost a claim at a later look as "
+                                 r"the product judges; judged afresh at every look, (\d+) did", "docs/tournament.md")
+    cells = re.findall(r"\| (\d+) \((\d+) afresh\) \|", TOURNAMENT)  # the flickers column of the run quoted
+    assert len(cells) == 5, cells
+    assert sum(int(j) for j, _ in cells) == int(flickers.group(1)) and sum(int(f) for _, f in cells) == \
+        int(flickers.group(3))
+    assert int(flickers.group(1)) == 0 == int(every[5])  # once settled, stays settled

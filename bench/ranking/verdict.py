@@ -16,13 +16,20 @@ tournament uses) and judged after every round by :func:`judge_field` (what
 - **64 entrants, close top places**: top-8 neighbours 56–65% head to head above a
   crowd, ``top_k = 8``; the claim is the top 8's order.
 
+- **nine entrants, league-like** (a separate table): μ from 36.8 to 18.9 with two
+  close pairs, 735 matches; the place intervals every pair's claims allow (their
+  widths, and P(every true place inside its interval)), against neighbour pairs only.
+
 Per truth: P(order right) at the budget (the whole order; the top 8 for the 64
 field), P(says settled) at the budget (every pair that matters "ahead"), false
 claims at any look (events with a wrong "ahead" at some round boundary), and
 matches to settle (median of the first look that says settled, over the events
-that got there; how many never did).
+that got there; how many never did), and flickers: events in which a pair claimed at
+one look was no longer claimed at a later one, with the looks kept as the product
+keeps them, and (in brackets) had each look been judged afresh.
 
     python bench/ranking/verdict.py                     # ~5 minutes of CPU (far more wall time on a loaded machine)
+    python bench/ranking/verdict.py --events 20 --field-events 2 --league-events 50    # the places and flickers docs/tournament.md quotes
     python bench/ranking/verdict.py --events 400 --field-events 20 --long 600 --field-per-entrant 160
 """
 
@@ -68,6 +75,9 @@ class Event:
     false_claim: bool
     #: Matches at the first look that said settled (None: never within the budget).
     settled_at: int | None
+    #: A claim made at one look was gone at a later one: as the product judges (looks kept), and afresh.
+    flicker: bool = False
+    flicker_fresh: bool = False
 
 
 def run(cfg: EventConfig, play: Play, truth: Sequence[str], top: int | None,
@@ -78,18 +88,31 @@ def run(cfg: EventConfig, play: Play, truth: Sequence[str], top: int | None,
     results: list[Result] = []
     false_claim, settled_at = False, None
     v: Verdict | None = None
+    claimed: set[tuple[str, str]] = set()
+    fresh_claimed: set[tuple[str, str]] = set()
+    flicker = flicker_fresh = False
     tasks = plan.first_round()
     while tasks:
         results.extend(play(tasks))
         plan.last = None
         tasks = plan.next_round(results)  # judges the results so far (unless the budget is spent)
-        v = plan.last if plan.last is not None else judge_field(cfg, names, results)[1]
+        v = plan.last if plan.last is not None else judge_field(cfg, names, results, plan.looks)[1]
         false_claim = false_claim or wrong_claim(v, truth, twins)
         if settled_at is None and v.top_settled:
             settled_at = len(results)
+        flicker = flicker or not claimed <= v.ahead
+        claimed |= v.ahead
+        if flickers_fresh:
+            fresh = judge_field(cfg, names, results)[1].ahead
+            flicker_fresh = flicker_fresh or not fresh_claimed <= fresh
+            fresh_claimed |= fresh
     assert v is not None
     k = len(truth) if top is None else top
-    return Event(list(v.order[:k]) == list(truth[:k]), v.top_settled, false_claim, settled_at)
+    return Event(list(v.order[:k]) == list(truth[:k]), v.top_settled, false_claim, settled_at, flicker, flicker_fresh)
+
+
+#: Also judge every look afresh (no looks kept), to count the flickers the looks prevent (costs a verdict a look).
+flickers_fresh = True
 
 
 def wrong_claim(v: Verdict, truth: Sequence[str], twins: frozenset[str]) -> bool:
@@ -153,12 +176,87 @@ def summary(name: str, size: str, events: list[Event]) -> list[str]:
     lo, hi = wilson(right, n)
     flo, fhi = wilson(false, n)
     median = f"{statistics.median(at):.0f}" if at else "–"
+    flickers = f"{sum(e.flicker for e in events)} ({sum(e.flicker_fresh for e in events)} afresh)"
     return [name, size, str(n), f"{right / n:.3f} ({lo:.2f}–{hi:.2f})", f"{settled / n:.3f}",
-            f"{false}/{n} = {false / n:.3f} (≤ {fhi:.3f})", f"{median} ({n - len(at)} never)"]
+            f"{false}/{n} = {false / n:.3f} (≤ {fhi:.3f})", f"{median} ({n - len(at)} never)", flickers]
 
 
 HEADERS = ["truth", "event", "events", "P(order right) (95% CI)", "P(says settled)",
-           "false claims at any look (95% upper)", "matches to settle: median (never)"]
+           "false claims at any look (95% upper)", "matches to settle: median (never)",
+           "flickers (judged afresh)"]
+
+
+#: The league-like field: nine entrants from μ 36.8 to 18.9 (the organiser's league's ends), two close pairs.
+LEAGUE_MU = (36.8, 35.0, 31.5, 31.0, 27.0, 26.0, 23.0, 22.5, 18.9)
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """One league-like event's final places: by every pair (the product) and by neighbour pairs only."""
+
+    inside: bool
+    widths: tuple[int, ...]
+    exact: int
+    inside_neighbours: bool
+    widths_neighbours: tuple[int, ...]
+    flicker: bool
+
+
+def league_event(seed: int, matches: int, rng: random.Random) -> Placed:
+    """Nine entrants, ``matches`` matches planned as the league plans them, judged after every round."""
+    names = [f"e{i}" for i in range(len(LEAGUE_MU))]
+    theta = {n: mu - 25.0 for n, mu in zip(names, LEAGUE_MU)}
+    cfg = synthetic_config(names, matches, seed=seed)
+    plan = AdaptivePlan(cfg)
+    play = model_play(theta, rng)
+    results: list[Result] = []
+    claimed: set[tuple[str, str]] = set()
+    flicker = False
+    tasks = plan.first_round()
+    while tasks:
+        results.extend(play(tasks))
+        tasks = plan.next_round(results)
+        if plan.last is not None:
+            flicker = flicker or not claimed <= plan.last.ahead
+            claimed |= plan.last.ahead
+    v = judge_field(cfg, names, results, plan.looks)[1]  # the final look
+    flicker = flicker or not claimed <= v.ahead
+    truth = {n: i + 1 for i, n in enumerate(names)}  # names are listed strongest first
+
+    def judged(places: Sequence[tuple[int, int]], order: Sequence[str]) -> tuple[bool, tuple[int, ...]]:
+        inside = all(best <= truth[n] <= worst for n, (best, worst) in zip(order, places))
+        return inside, tuple(worst - best for best, worst in places)
+
+    inside, widths = judged(v.places, v.order)
+    from sevenrocks.server.stats.verdict import verdict as judge_pairs
+    f = judge_field(cfg, names, results)[0]
+    alone = judge_pairs(f, cfg.ratings.level, v.order, every_pair=False)  # the old rule: neighbours only
+    inside_n, widths_n = judged(alone.places, alone.order)
+    return Placed(inside, widths, sum(w == 0 for w in widths), inside_n, widths_n, flicker)
+
+
+def league_table(events: int, matches: int, rng: random.Random, seed: int) -> list[str]:
+    """The place intervals of the league-like field, by every pair and by neighbour pairs only."""
+    placed = [league_event(seed + i, matches, rng) for i in range(events)]
+    print(f"... league-like field: done at {time.process_time():.0f} s CPU", file=sys.stderr, flush=True)
+    out = [f"\nPlace intervals, nine entrants (μ {', '.join(f'{m:g}' for m in LEAGUE_MU)}), {matches} matches "
+           f"planned as a league plans them, {events} events:",
+           "| places from | P(every true place inside) (95% CI) | mean width | median width | "
+           "places known exactly (of 9) | flickers |", "|---|---:|---:|---:|---:|---:|"]
+    for label, inside, widths, flick in (
+            ("every pair (one Holm family of 36)", [p.inside for p in placed], [p.widths for p in placed],
+             str(sum(p.flicker for p in placed))),
+            ("neighbour pairs only (the old rule)", [p.inside_neighbours for p in placed],
+             [p.widths_neighbours for p in placed], "–")):
+        k = sum(inside)
+        lo, hi = wilson(k, len(placed))
+        every = [w for ws in widths for w in ws]
+        exact = statistics.mean(sum(w == 0 for w in ws) for ws in widths)
+        out.append(f"| {label} | {k / len(placed):.3f} ({lo:.2f}–{hi:.2f}) | {statistics.mean(every):.2f} | "
+                   f"{statistics.median(every):.0f} | {exact:.1f} | {flick} |")
+    out.append("Width: worst − best place (0: the place is known). Flickers: events in which a pair claimed "
+               "at one look was not claimed at a later one.")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--field-events", type=int, default=4, help="events of the 64-entrant field")
     ap.add_argument("--long", type=int, default=400, help="budget of the synthetic four-entrant events")
     ap.add_argument("--field-per-entrant", type=int, default=120, help="matches per entrant of the 64 field")
+    ap.add_argument("--league-events", type=int, default=200, help="events of the nine-entrant league-like field")
+    ap.add_argument("--league-matches", type=int, default=735, help="matches of each league-like event")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     start = time.monotonic()
@@ -197,7 +297,11 @@ def main(argv: list[str] | None = None) -> int:
                         [run(replace(c, seed=args.seed + i), model_play(theta, rng), truth, 8)
                          for i in range(args.field_events)]))
     timings.append(f"64 field {time.monotonic() - t0:.0f} s")
-    print(f"seed {args.seed}; {args.events} events per four-entrant row, {args.field_events} of the 64 field; "
+    t0 = time.monotonic()
+    places = league_table(args.league_events, args.league_matches, rng, args.seed)
+    timings.append(f"league-like {time.monotonic() - t0:.0f} s")
+    print(f"seed {args.seed}; {args.events} events per four-entrant row, {args.field_events} of the 64 field, "
+          f"{args.league_events} of the league-like field; "
           f"{time.monotonic() - start:.0f} s wall, {time.process_time():.0f} s CPU ({', '.join(timings)}; "
           "shared 2-core machine)")
     print("| " + " | ".join(HEADERS) + " |")
@@ -207,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nTwins: any 'ahead' between them is false, and their order is a coin toss (P(order right) ~ 0.5);"
           " elsewhere 'ahead' the wrong way is false. The 64 field's order and 'settled' are its top 8 (top_k);"
           " matches to settle count the whole event's matches.")
+    print("\n".join(places))
     return 0
 
 

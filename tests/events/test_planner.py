@@ -242,3 +242,30 @@ def test_round_0_is_whole_matchdays_up_to_the_size_asked(n: int) -> None:
     assert day > 1
     assert len(plan_round(cfg, names, [], 0, 3 * day)) == 3 * day  # a size of whole matchdays: exactly
     assert len(plan_round(cfg, names, [], 0, 3 * day - 1)) == 2 * day  # never past the size asked
+
+
+def test_a_budget_that_cuts_the_last_round_keeps_every_entrant_within_2x_the_mean() -> None:
+    """128 entrants, about 6 matches each: the budget cuts round 1 at a prefix whose mean is lower than
+    the round's; planned by the round's end, that prefix once held an entrant at 2.01x (budget 212).
+    Each round is ordered so that every prefix keeps the cap, wherever the budget lands."""
+    from dataclasses import replace
+
+    from sevenrocks.server.events.adaptive import AdaptivePlan
+
+    base = parse_config({"event": {"name": "f", "format": "pairings", "head_to_head": True, "duplicate": False,
+                                   "seed": 0},
+                         "schedule": {"mode": "adaptive"},
+                         "entrants": [{"name": f"e{i:03d}", "command": "true"} for i in range(128)]}, "<test>")
+    names = [e.name for e in base.entrants]
+    worst = 0.0
+    for budget in range(200, 260, 4):
+        rng = random.Random(0)
+        theta = {n: rng.gauss(0, 25 / 3) for n in names}
+        plan = AdaptivePlan(replace(base, schedule=replace(base.schedule, budget=budget)))
+        results: list[Result] = []
+        tasks = plan.first_round()
+        while tasks:
+            results += [outcome(t, theta, rng) for t in tasks]
+            tasks = plan.next_round(results)
+        worst = max(worst, exposure(results, names)[1])
+    assert worst <= 2.0, worst

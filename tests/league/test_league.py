@@ -170,6 +170,12 @@ def test_a_league_changes_its_field_survives_kill_9_and_publishes_its_final(tmp_
     assert sorted(ranked) == ["alpha", "bravo@2", "charlie", "echo"]
     assert isinstance(standings["settled"], bool)
     assert ("the final order is settled" if standings["settled"] else "NOT settled") in final.stdout
+    # Every pair of the four judged (6 claims), each entrant's place the interval they allow.
+    assert standings["pairs"] == 6 and f"{standings['pairs_settled']} of 6 pairs settled" in final.stdout
+    for i, r in enumerate(standings["standings"], start=1):
+        assert r["place_best"] <= i <= r["place_worst"]
+        assert r["place"] == (str(i) if r["place_best"] == r["place_worst"] else f"{r['place_best']}–{r['place_worst']}")
+        assert f"{r['place']:>5}  {r['name']}" in (out / "final.txt").read_text()
     assert (out / "site" / "index.html").is_file()
     pages = {p.read_text().split("<h1>")[1].split("</h1>")[0]: p.read_text() for p in (out / "site" / "bots").glob("*.html")}
     assert {"bravo", "bravo@2", "delta", "echo"} <= set(pages)  # the old version and the retired one keep pages
@@ -324,6 +330,10 @@ def test_an_author_sees_only_their_own_bot_and_only_finished_rounds_of_its_log(t
         assert "a saw hand 1" in text and "still in play" not in text and "b saw hand" not in text
         a_matches = [m.match_id for m in store.matches(["x"]) if "a" in m.seats]
         assert a_matches and all(mid in text for mid in a_matches[-30:])
+        # Where a stands: the place interval the leaderboard prints, and only a's.
+        from sevenrocks.server.publish.leaderboard import build_leaderboard
+        row = next(r for r in build_leaderboard(store, "x").bots if r.name == "a")
+        assert f"a: place {row.place} of 5" in text and "b: place" not in text
         others = [m.match_id for m in store.matches(["x"]) if "a" not in m.seats]
         assert others and all(mid not in text for mid in others)
         assert asyncio.run(fetch("not-a-token"))[0] == 401

@@ -1,7 +1,7 @@
 """The league's field and final, guard by guard (fast: a store and the field's bookkeeping, or an
 in-process league of five): a retired entrant does not rejoin once entries are closed, a new
 version takes the old one's seat, the final waits for *every* active entrant to play its N,
-and unsettled neighbours share a place (``=2``)."""
+and each entrant's place is the interval every pair's claims allow (``2–3``)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,13 @@ from typing import Any
 
 from sevenrocks.server.events.config import EventConfig, parse_config
 from sevenrocks.server.events.executor import InProcessExecutor
-from sevenrocks.server.league.runner import (League, active_field, league_fingerprint, load_league, places,
-                                             run_league, sync_field)
+from sevenrocks.server.league.runner import (League, active_field, league_fingerprint, load_league, run_league,
+                                             sync_field)
 from sevenrocks.server.events.store import Store
+from sevenrocks.server.stats.fit import Result, fit
+from sevenrocks.server.stats.places import Looks, place_intervals, place_text
+from sevenrocks.server.stats.record import records
+from sevenrocks.server.stats.verdict import verdict
 
 
 def league_config(folder: Path, names: list[str]) -> EventConfig:
@@ -62,14 +66,6 @@ def test_a_new_version_replaces_the_old_one_in_the_active_field(tmp_path: Path) 
         assert names_of(store, config) == ["a@2", "b", "c", "d"]
 
 
-def test_places_share_the_first_of_a_chain_of_unsettled_neighbours() -> None:
-    assert places([True, True]) == ["1", "2", "3"]
-    assert places([False]) == ["=1", "=1"]
-    assert places([True, False, False, True]) == ["1", "=2", "=2", "=2", "5"]
-    assert places([False, True, False]) == ["=1", "=1", "=3", "=3"]
-    assert places([]) == ["1"]
-
-
 FIVE = "".join(f'[[entrants]]\nname = "{n}"\nbot = "{b}"\n'
                for n, b in [("a", "greedy"), ("b", "random"), ("c", "greedy"), ("d", "random"), ("e", "greedy")])
 
@@ -99,9 +95,21 @@ def test_the_final_ends_only_when_every_active_entrant_has_played_its_n(tmp_path
         assert game.final_standings is not None
         assert min(played.values()) >= 6, played
         assert max(played.values()) > min(played.values()), played  # the test's point: someone got there first
-        # The published places follow the final verdict.
-        rows = game.final_standings.rows
-        assert [r.place for r in rows] == places([bool(r.settled) for r in rows[:-1]])
+        # The published places are the intervals the final verdict's claims on *every* pair allow,
+        # with what the league's rounds proved (its stored looks): recomputed here from the store.
+        final = game.final_standings
+        rows = final.rows
+        results = [Result(m.seats, m.ranks, m.group) for m in store.matches(["x"])]
+        order = [r.name for r in rows]
+        v = verdict(fit(results, True, order), 0.95, order, records=records(results),
+                    looks=Looks.from_json(store.verdict_looks("x")))
+        assert v.family == 10  # five entrants: 10 pairs, one Holm family
+        assert [(r.place_best, r.place_worst) for r in rows] == place_intervals(order, v.ahead) == v.places
+        assert [r.place for r in rows] == [place_text(b, w) for b, w in v.places]
+        assert all(r.place_best <= i + 1 <= r.place_worst for i, r in enumerate(rows))
+        assert final.pairs == 10 and final.pairs_settled == len(v.ahead)
+        assert f"{final.pairs_settled} of 10 pairs settled" in final.lines()[-1]
+        assert final.to_json()["standings"][0]["place"] == rows[0].place
 
 
 def test_a_retired_entrants_process_is_stopped(tmp_path: Path) -> None:

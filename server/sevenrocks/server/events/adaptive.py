@@ -29,10 +29,12 @@ from .config import EventConfig
 from .planner import judge_field, plan_round
 from .schedule import MatchTask, fingerprint
 from ..stats.fit import Result
+from ..stats.places import Looks
 from ..stats.verdict import Verdict
 
 #: Bump when the planner's code changes what a config plays (part of the fingerprint).
-PLANNER_VERSION = 3  # 3: the verdict it focuses by weighs head-to-head records and judges the order as one Holm family
+PLANNER_VERSION = 4  # 3: the verdict weighs head-to-head records, one Holm family; 4: every pair judged, looks kept,
+#: the last round ordered so a budget's cut keeps the exposure cap
 
 
 def round_size(config: EventConfig) -> int:
@@ -67,6 +69,8 @@ class AdaptivePlan:
     rounds: int = field(init=False, default=0)
     #: The verdict the last round was planned from (None before round 1).
     last: Verdict | None = field(init=False, default=None)
+    #: What the verdict's looks so far proved (each round's look carries them on): settled stays settled.
+    looks: Looks | None = field(init=False, default=None)
 
     @property
     def budget(self) -> int:
@@ -84,8 +88,8 @@ class AdaptivePlan:
         """The next round from the results of every task so far; [] when the event is over."""
         if len(self.tasks) >= self.budget:
             return []
-        _, v = judge_field(self.config, self.names, results)
-        self.last = v
+        _, v = judge_field(self.config, self.names, results, self.looks)
+        self.last, self.looks = v, v.looks
         if self.config.schedule.until_settled and v.decided:
             return []
         return self._commit(plan_round(self.config, self.names, results, self.rounds, round_size(self.config),

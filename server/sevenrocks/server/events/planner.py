@@ -42,13 +42,14 @@ from .config import EventConfig
 from .schedule import MatchTask, RulesetSpec, deal_seed, ruleset_spec
 from ..stats.fit import Fit, Result, fit
 from ..stats.intervals import derive_seed
+from ..stats.places import Looks
 from ..stats.record import plays_head_to_head, records
 from ..stats.verdict import Neighbour, Verdict, half_width, match_information, verdict
 
 #: Share of a later round's matches spent on undecided neighbour pairs; the rest explores.
 FOCUS = 2 / 3
-#: No table takes an entrant above CAP x the mean matches (the promise is 2x: a round the budget
-#: cuts can end a little above CAP) ...
+#: No table takes an entrant above CAP x the mean matches (the promise is 2x), and each round is
+#: ordered so that a budget cutting it anywhere keeps that (:func:`capped_order`) ...
 CAP = 1.85
 #: ... and entrants below FLOOR x the mean are seated first (the promise is 0.5x).
 FLOOR = 0.52
@@ -392,15 +393,20 @@ def _targets(v: Verdict, top_k: int | None) -> list[Neighbour]:
     return out
 
 
-def judge_field(config: EventConfig, entrants: Sequence[str], results: Sequence[Result]) -> tuple[Fit, Verdict]:
-    """The fit of every result and the verdict on the active field's order."""
+def judge_field(config: EventConfig, entrants: Sequence[str], results: Sequence[Result],
+                looks: Looks | None = None) -> tuple[Fit, Verdict]:
+    """The fit of every result and the verdict on the active field's order (every pair judged).
+
+    ``looks``: what the verdict's earlier looks proved (:class:`..stats.places.Looks`); the
+    verdict carries them on (``.looks``), so a pair once settled stays settled.
+    """
     partnerships = config.make_ruleset().partnerships
     f = fit(results, partnerships, list(entrants))
     active = set(entrants)
     order = [n for n in sorted(f.names, key=lambda n: (-f.theta[f.index(n)], n)) if n in active]
     s = config.schedule
     h2h = records(results) if plays_head_to_head(config.format, config.head_to_head, partnerships) else None
-    return f, verdict(f, config.ratings.level, order, s.tie_within, s.top_k or None, h2h, partnerships)
+    return f, verdict(f, config.ratings.level, order, s.tie_within, s.top_k or None, h2h, partnerships, looks=looks)
 
 
 def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[Result],
@@ -446,7 +452,44 @@ def plan_round(config: EventConfig, entrants: Sequence[str], results: Sequence[R
     # Those behind first, the rest in a seeded order: a budget that cuts the round keeps its mix.
     rest = fld.tables[behind:]
     fld.rng.shuffle(rest)
-    return tasks_of(config, fld.tables[:behind] + rest, round_no, start)
+    ordered = capped_order(_Field(config, entrants, results, round_no), fld.tables[:behind] + rest)
+    return tasks_of(config, ordered, round_no, start)
+
+
+def capped_order(start: _Field, tables: Sequence[Table]) -> list[Table]:
+    """``tables`` reordered so that every prefix keeps each entrant within :data:`CAP` x the mean.
+
+    The cap of a round is checked against the mean at the round's end; a budget that
+    cuts the last round ends it at a prefix, whose mean is lower, and a prefix heavy with
+    focus tables took one event of 128 entrants to 2.02x. Taking, at each step, the first
+    table that keeps the prefix within the cap (else the one that strays least) keeps
+    the promise wherever the budget cuts, and leaves the order alone when it already
+    holds. Pure: it depends on the round, never on the budget (a resumed event with a
+    larger budget replans the same round).
+    """
+    exposure = Counter(start.exposure)
+    total, size = start.field_total(), start.field_size
+    left, out = list(tables), []
+    while left:
+        best_i, best_ratio = 0, math.inf
+        for i, table in enumerate(left):
+            per = table_matches(table.kind, start.form.players, start.config.duplicate)
+            members = [m for m in table.members if m not in start.candidates]
+            mean = (total + per * len(members)) / size
+            top = max([exposure[m] + per for m in members], default=0)
+            ratio = top / mean if mean > 0 else 0.0
+            if ratio <= CAP:
+                best_i = i
+                break
+            if ratio < best_ratio:
+                best_i, best_ratio = i, ratio
+        table = left.pop(best_i)
+        per = table_matches(table.kind, start.form.players, start.config.duplicate)
+        for m in table.members:
+            exposure[m] += per
+        total += per * sum(m not in start.candidates for m in table.members)
+        out.append(table)
+    return out
 
 
 def _plan_later(fld: _Field, config: EventConfig, entrants: Sequence[str], results: Sequence[Result],

@@ -126,7 +126,17 @@ CREATE TABLE IF NOT EXISTS rating_progress (
     event_id TEXT PRIMARY KEY REFERENCES events(event_id),
     applied INTEGER NOT NULL               -- schedule indexes below this are in the ratings
 );
+CREATE TABLE IF NOT EXISTS verdict_looks (
+    event_id TEXT PRIMARY KEY REFERENCES events(event_id),
+    looks TEXT NOT NULL                    -- JSON: the largest evidence each claim reached (stats/places.py)
+);
 """
+
+#: Tables added to an existing database when a writer opens it (additive, like ADDED_COLUMNS).
+ADDED_TABLES = ["""CREATE TABLE IF NOT EXISTS verdict_looks (
+    event_id TEXT PRIMARY KEY REFERENCES events(event_id),
+    looks TEXT NOT NULL
+)"""]
 
 
 #: Commitments to each event's deal seed (added in schema 3 without a migration: a writer creates it).
@@ -403,6 +413,8 @@ class Store:
             if "readonly" not in str(e):
                 raise
         if writer:
+            for statement in ADDED_TABLES:
+                self.db.execute(statement)
             for statement in SEAT_INDEXES:  # a database from before them gets them once, here
                 self.db.execute(statement)
             bad = self.db.execute("PRAGMA quick_check").fetchone()[0]
@@ -748,6 +760,19 @@ class Store:
         with self.transaction():
             self.db.execute("DELETE FROM ratings WHERE event_id = ?", (event_id,))
             self._save_ratings(event_id, ratings, applied)
+
+    def verdict_looks(self, event_id: str) -> str | None:
+        """What the verdict's earlier looks at the event proved (JSON, :class:`..stats.places.Looks`), or None."""
+        try:
+            row = self.db.execute("SELECT looks FROM verdict_looks WHERE event_id = ?", (event_id,)).fetchone()
+        except sqlite3.OperationalError:  # a database no writer of this version has opened yet
+            return None
+        return None if row is None else str(row[0])
+
+    def save_verdict_looks(self, event_id: str, looks: str) -> None:
+        """Keep the verdict's running evidence, so a resumed event's settled pairs stay settled."""
+        with self.transaction():
+            self.db.execute("INSERT OR REPLACE INTO verdict_looks VALUES (?, ?)", (event_id, looks))
 
     def finish_event(self, event_id: str) -> None:
         with self.transaction():

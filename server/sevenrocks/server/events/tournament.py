@@ -361,6 +361,8 @@ class AdaptiveRounds:
                                f"matches unplayed (e.g. {missing[0]}); run the event again to resume")
         self.current = self.schedule.next_round([results[t.match_id] for t in self.schedule.tasks
                                                  if t.match_id in results])
+        if self.schedule.looks is not None:  # the leaderboard reads them (a replay rebuilds them the same)
+            run.store.save_verdict_looks(run.config.name, self.schedule.looks.to_json())
 
     def finish(self, run: Run) -> None:
         if not run.plan.was_finished:

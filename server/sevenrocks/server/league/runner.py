@@ -34,7 +34,7 @@ from ..events.config import ConfigError, Entrant, EventConfig
 from ..events.executor import Executor
 from ..events.outcome import Withdrawn
 from ..events.identity import digest, entrant_identity
-from ..events.planner import plan_round
+from ..events.planner import judge_field, plan_round
 from ..events.schedule import MatchTask
 from .settings import LEAGUE_KEYS, MAX_ROUND_MATCHES, MAX_WAIT_S, LeagueSettings, load_league, parse_league
 from .status import State, write_status
@@ -45,6 +45,7 @@ from ..events.tournament import EventPlan, Progress, Run, SkippingInOrder, fault
 from ..stats.fit import Result, fit
 from ..stats.ratings import RatingBook
 from ..stats.record import plays_head_to_head, records
+from ..stats.places import Looks, place_text
 from ..stats.verdict import verdict
 
 #: The most matches one table of any format can be (every seat order of a deal, both ways round).
@@ -163,6 +164,7 @@ def league_ratings(config: EventConfig, store: Store) -> SkippingInOrder:
 
 @dataclass(frozen=True, slots=True)
 class Standing:
+    #: The places the final verdict allows, printed ``1``, ``2–3`` (:func:`..stats.places.place_text`).
     place: str
     name: str
     mu: float
@@ -171,6 +173,9 @@ class Standing:
     #: P(ahead of the next entrant); None for the last.
     p_ahead: float | None
     settled: bool | None
+    #: The place interval as numbers: [1 + entrants settled ahead, n − entrants settled behind].
+    place_best: int = 1
+    place_worst: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +184,9 @@ class Standings:
     settled: bool
     level: float
     matches: int
+    #: Pairs judged as one family (every pair of the field), and how many of them are settled.
+    pairs: int = 0
+    pairs_settled: int = 0
 
     def lines(self) -> list[str]:
         out = [f"{'place':>5}  {'entrant':<24} {'mu':>7} {'sigma':>6} {'matches':>7}  against the next"]
@@ -186,38 +194,25 @@ class Standings:
             p = "" if r.settled is None else "ahead (settled)" if r.settled else "open (NOT settled)"
             out.append(f"{r.place:>5}  {r.name:<24} {r.mu:7.2f} {r.sigma:6.2f} {r.matches:7d}  {p}")
         verdict_line = ("the final order is settled" if self.settled else
-                        f"the final order is NOT settled at level {self.level:g}: entrants sharing a place "
-                        "could not be told apart")
-        return out + [verdict_line]
+                        f"the final order is NOT settled at level {self.level:g}: a place such as 2–3 is every "
+                        "place the settled pairs allow")
+        family = (f"every pair judged: {self.pairs_settled} of {self.pairs} pairs settled, every claim holding at "
+                  f"once at level {self.level:g}")
+        return out + [verdict_line, family]
 
     def to_json(self) -> dict[str, Any]:
         return {"settled": self.settled, "level": self.level, "matches": self.matches,
+                "pairs": self.pairs, "pairs_settled": self.pairs_settled,
                 "standings": [dataclasses.asdict(r) for r in self.rows]}
-
-
-def places(settled: Sequence[bool]) -> list[str]:
-    """Places of an order whose neighbour i is ahead of neighbour i + 1 when ``settled[i]``.
-
-    A chain of unsettled neighbours is one tie: its members share the place of the first, ``=2``.
-
-    >>> places([True, False, True])
-    ['1', '=2', '=2', '4']
-    """
-    out, place = [], 1
-    for i in range(len(settled) + 1):
-        if i and settled[i - 1]:
-            place = i + 1
-        tied = (i and not settled[i - 1]) or (i < len(settled) and not settled[i])
-        out.append(f"={place}" if tied else str(place))
-    return out
 
 
 def final_standings(store: Store, config: EventConfig, active: Sequence[str]) -> Standings:
     """The active field ranked by a fit of every stored result, with the settled verdict.
 
     Every match of the league counts (earlier versions' and retired entrants' too: they
-    measure the opponents); only the active versions that played are ranked. Neighbours whose order
-    is not settled at ``[ratings].level`` share a place ("=2").
+    measure the opponents); only the active versions that played are ranked. Every pair
+    of them is judged at ``[ratings].level`` as one family, and each gets the places the
+    claims allow (``2–3``: :mod:`..stats.places`).
     """
     matches = store.matches([config.name])
     results = [Result(m.seats, m.ranks, m.group, m.fault.seat if m.fault else None) for m in matches]
@@ -227,14 +222,17 @@ def final_standings(store: Store, config: EventConfig, active: Sequence[str]) ->
     f = fit(results, partnerships, list(active))
     order = sorted(active, key=lambda n: (-f.rating(n).mu, n))
     h2h = records(results) if plays_head_to_head(config.format, config.head_to_head, partnerships) else None
-    v = verdict(f, config.ratings.level, order, records=h2h, partnerships=partnerships)
+    v = verdict(f, config.ratings.level, order, records=h2h, partnerships=partnerships,
+                looks=Looks.from_json(store.verdict_looks(config.name)))
     rows: list[Standing] = []
-    for i, (name, place) in enumerate(zip(order, places([n.settled for n in v.neighbours]))):
+    for i, (name, (best, worst)) in enumerate(zip(order, v.places)):
         nb = v.neighbours[i] if i < len(v.neighbours) else None
         r = f.rating(name)
-        rows.append(Standing(place, name, r.mu, r.sigma, counts.get(name, 0),
-                             None if nb is None else nb.p_ahead, None if nb is None else nb.settled))
-    return Standings(tuple(rows), v.settled and len(order) > 1, config.ratings.level, len(matches))
+        rows.append(Standing(place_text(best, worst), name, r.mu, r.sigma, counts.get(name, 0),
+                             None if nb is None else nb.p_ahead, None if nb is None else nb.settled, best, worst))
+    pairs = len(order) * (len(order) - 1) // 2
+    return Standings(tuple(rows), v.settled and len(order) > 1, config.ratings.level, len(matches),
+                     pairs, len(v.ahead))
 
 
 def keep_final(store: Store, event: str, standings: Standings) -> None:
@@ -529,12 +527,18 @@ class League:
         # A round smaller than one table (a duplicate pairings table is four matches) plans nothing:
         # grow it to the smallest that holds a table rather than ask again for ever.
         size = self.settings.round_matches
+        judged = None
+        if results:  # each round is a look: what it proves is kept (settled pairs stay settled)
+            _, judged = judge_field(self.config, seatable, results,
+                                    Looks.from_json(self.store.verdict_looks(self.config.name)))
+            if judged.looks is not None:
+                self.store.save_verdict_looks(self.config.name, judged.looks.to_json())
         groups = self.author_groups(seatable)
         dealt = self.deal_config(run)
-        planned = plan_round(dealt, seatable, results, round_no, size, groups=groups)
+        planned = plan_round(dealt, seatable, results, round_no, size, groups=groups, judged=judged)
         while not planned and size < MAX_TABLE_MATCHES:
             size *= 2
-            planned = plan_round(dealt, seatable, results, round_no, size, groups=groups)
+            planned = plan_round(dealt, seatable, results, round_no, size, groups=groups, judged=judged)
         tasks = []
         for t in planned:
             if t.match_id in run.results:

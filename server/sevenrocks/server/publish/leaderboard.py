@@ -15,10 +15,11 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
-from ..stats.fit import Result, fit, fit_pairs
+from ..stats.fit import Fit, Result, fit, fit_pairs
 from ..stats.ratings import RatingBook, pair_name
-from ..stats.verdict import DEFAULT_LEVEL, verdict, win_rate_of_margin
+from ..stats.verdict import DEFAULT_LEVEL, Verdict, verdict, win_rate_of_margin
 from ..stats.intervals import percentile, wilson
+from ..stats.places import Looks, place_text
 from ..stats.record import plays_head_to_head, records
 from ..events.store import EventInfo, Store, StoredMatch
 
@@ -72,6 +73,11 @@ class Row:
     #: The always-valid interval on (this row's μ − the next row's μ) behind that verdict.
     gap_low: float = math.nan
     gap_high: float = math.nan
+    #: The places the verdict's claims on every pair allow: [1 + bots settled ahead, n − bots settled
+    #: behind], printed ``place`` (``1``, ``2–3``); partnerships' rows keep their rank (no verdict).
+    place: str = ""
+    place_best: int = 0
+    place_worst: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +148,10 @@ class Leaderboard:
     top_settled: bool = False
     #: The deals' seed commitments: {event, stage, commitment, seed (``SEED:SALT`` once revealed, else None)}.
     seeds: list[dict[str, Any]] = field(default_factory=list)
+    #: Claims judged as one family (every pair of bots, or with ``top_k`` the neighbour pairs that
+    #: matter) and the pairs of bots it settled, which the places follow from.
+    family: int = 0
+    pairs_settled: int = 0
 
     @property
     def tie_win_rate(self) -> float:
@@ -202,20 +212,15 @@ def select_events(store: Store, event: str | None) -> list[EventInfo]:
     return infos
 
 
-def build_leaderboard(store: Store, event: str | None = None, history_points: int = 120) -> Leaderboard:
-    """The leaderboard of one event, or of every event in the file (a league) in creation order."""
-    infos = select_events(store, event)
+def judge_events(store: Store, infos: Sequence[EventInfo], matches: Sequence[StoredMatch]) -> tuple[Fit, Verdict]:
+    """The fit of ``matches`` and the verdict the event itself ran on: its level, tie margin δ and
+    top k (the last event's, in a league), every pair judged, carrying on from its stored looks."""
     ids = [e.event_id for e in infos]
-    ratings_cfg = infos[-1].config.get("ratings", {})
-    tau = float(ratings_cfg.get("tau", 0.0))
-    draw = float(ratings_cfg.get("draw_probability", 0.01))
-    level = float(ratings_cfg.get("level", DEFAULT_LEVEL))
-    # The verdict the event itself ran on: its tie margin δ and its top k (the last event's, in a league).
+    level = float(infos[-1].config.get("ratings", {}).get("level", DEFAULT_LEVEL))
     schedule_cfg = infos[-1].config.get("schedule", {})
     margin = float(schedule_cfg.get("tie_within", 0.0) or 0.0)
     top_k = int(schedule_cfg.get("top_k", 0) or 0) or None
     partnerships = infos[0].ruleset == "seven-rocks"
-    matches = store.matches(ids)
     entrants = sorted({s for m in matches for s in m.seats})
     results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}", m.fault.seat if m.fault else None)
                for m in matches]
@@ -224,9 +229,35 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     event_cfg = infos[-1].config
     h2h = (records(results) if plays_head_to_head(str(event_cfg.get("format", "")), bool(event_cfg.get("head_to_head")),
                                                   partnerships) else None)
-    judged = verdict(bot_fit, level, margin=margin, top_k=top_k, records=h2h, partnerships=partnerships)
+    # A single event's verdict carries on from the looks its rounds made (settled pairs stay settled).
+    looks = Looks.from_json(store.verdict_looks(ids[0])) if len(ids) == 1 else None
+    return bot_fit, verdict(bot_fit, level, margin=margin, top_k=top_k, records=h2h, partnerships=partnerships,
+                            looks=looks)
+
+
+def standing_places(store: Store, event: str) -> tuple[dict[str, str], int]:
+    """Each bot's place in ``event`` as the leaderboard prints it (``2–3``), and how many bots are ranked:
+    the verdict alone, without the leaderboard's other statistics (the author's page asks for it)."""
+    infos = select_events(store, event)
+    _, judged = judge_events(store, infos, store.matches([e.event_id for e in infos]))
+    return dict(zip(judged.order, judged.place_texts())), len(judged.order)
+
+
+def build_leaderboard(store: Store, event: str | None = None, history_points: int = 120) -> Leaderboard:
+    """The leaderboard of one event, or of every event in the file (a league) in creation order."""
+    infos = select_events(store, event)
+    ids = [e.event_id for e in infos]
+    ratings_cfg = infos[-1].config.get("ratings", {})
+    tau = float(ratings_cfg.get("tau", 0.0))
+    draw = float(ratings_cfg.get("draw_probability", 0.01))
+    level = float(ratings_cfg.get("level", DEFAULT_LEVEL))
+    margin = float(infos[-1].config.get("schedule", {}).get("tie_within", 0.0) or 0.0)
+    partnerships = infos[0].ruleset == "seven-rocks"
+    matches = store.matches(ids)
+    results = [Result(m.seats, m.ranks, f"{m.event_id}/{m.group}") for m in matches]
+    bot_fit, judged = judge_events(store, infos, matches)
     history: list[tuple[int, dict[str, float]]] = []
-    if len(matches) <= HISTORY_MATCHES and len(entrants) <= HISTORY_BOTS:
+    if len(matches) <= HISTORY_MATCHES and len(bot_fit.names) <= HISTORY_BOTS:
         book = RatingBook(partnerships, tau, draw)
         every = max(1, math.ceil(len(matches) / history_points))
         history.append((0, {}))
@@ -238,6 +269,8 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
     for row, pair in zip(bots, judged.neighbours):
         row.p_ahead, row.settled, row.verdict = pair.p_ahead, pair.settled, pair.state
         row.gap_low, row.gap_high = pair.low, pair.high
+    for row, (best, worst) in zip(bots, judged.places):
+        row.place, row.place_best, row.place_worst = place_text(best, worst), best, worst
     pairs = _rows(fit_pairs(results), _pair_stats(matches)) if partnerships and matches else []
     subjects = len(pairs) if partnerships else len(bots)
     shown = subjects <= MATRIX_LIMIT
@@ -256,6 +289,7 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
         withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart, subjects,
         margin, judged.top_k, judged.decided and len(bots) > 1, judged.top_settled and len(bots) > 1,
+        judged.family, len(judged.ahead),
     )
     board.seeds = seeds
     return board

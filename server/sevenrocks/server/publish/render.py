@@ -70,9 +70,12 @@ def settled_line(lb: Leaderboard) -> str:
     judged = [r for r in lb.bots if lb.judged(r)]
     count = Counter(r.verdict for r in judged)
     scope = f"the top {lb.top_k} places" if lb.top_k is not None else "every neighbour pair"
+    n = len(lb.bots)
+    places = (f"; every pair judged: {lb.pairs_settled} of {n * (n - 1) // 2} pairs settled, which the places "
+              f"follow from" if lb.top_k is None and lb.family else "")
     tally = (f"{count['ahead']} ahead, {count['tied']} tied within δ, {count['open']} open, "
              f"of {len(judged)} pairs ({scope}; always-valid intervals, every claim holding at once at {level}; "
-             f"{delta_words(lb)})")
+             f"{delta_words(lb)}){places}")
     if lb.settled:
         return f"Order SETTLED at {level}: every bot is ahead of the next: {tally}."
     if lb.top_settled:
@@ -105,9 +108,32 @@ def summary_lines(lb: Leaderboard, more: str = "more matches between them", verd
                  + ("; ".join(ahead[:8] + tied[:8]) + (" …" if len(ahead) + len(tied) > 16 else "")
                     if ahead or tied else "nothing yet"))
     if open_:
-        lines.append(f"Open (interval on the μ gap): {'; '.join(open_[:8])}{' …' if len(open_) > 8 else ''}; "
-                     f"{more} would settle {'it' if len(open_) == 1 else 'them'}.")
+        opens = [r for r in judged if r.verdict == "open"]
+        likely = "; ".join(f"{r.name} ? {below[r.rank]}: {likely_more(r)}" for r in opens[:4])
+        lines.append(f"Open (interval on the μ gap): {'; '.join(open_[:8])}{' …' if len(open_) > 8 else ''}.")
+        lines.append(f"What settling {'it' if len(open_) == 1 else 'them'} would likely take, if each gap is what "
+                     f"the fit estimates: {likely}{' …' if len(opens) > 4 else ''}. {more[0].upper() + more[1:]} "
+                     "may get there, but no budget can promise it: the true gap may be smaller than it looks.")
     return lines
+
+
+def likely_more(row: Row) -> str:
+    """How many times its present evidence an open pair likely needs to settle, read off its interval.
+
+    The interval's half-width shrinks about as 1/√(matches between them) (the log term of
+    the always-valid boundary aside), so to lie clear of 0 it must shrink by
+    half-width / |centre|: about (half-width / |centre|)² times the matches so far, if
+    the gap is what the fit estimates. A centre near 0 may never settle.
+    """
+    low, high = row.gap_low, row.gap_high
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return "no estimate yet (they have hardly met)"
+    centre, half = (low + high) / 2, (high - low) / 2
+    if abs(centre) < half / 10:
+        return (f"more than 100x the matches between them so far, perhaps never (gap {centre:+.1f} ± {half:.1f}: "
+                "small against its doubt; a tie margin, --tie-within, would decide it)")
+    factor = (half / abs(centre)) ** 2
+    return f"about {factor:.0f}x the matches between them so far (gap {centre:+.1f} ± {half:.1f})"
 
 
 def _forfeits(row: Row) -> str:
@@ -118,6 +144,7 @@ def _forfeits(row: Row) -> str:
 COLUMNS: list[tuple[str, Callable[[Row], str]]] = [
     ("rank", lambda r: str(r.rank)),
     ("name", lambda r: r.name),
+    ("place", lambda r: r.place or "–"),
     ("mu-3σ", lambda r: _f(r.conservative)),
     ("mu", lambda r: _f(r.mu)),
     ("σ", lambda r: _f(r.sigma)),
@@ -144,6 +171,10 @@ def columns_of(lb: Leaderboard) -> list[tuple[str, Callable[[Row], str]]]:
 #: Each column in plain words (the HTML page explains every column it shows).
 COLUMN_HELP: dict[str, str] = {
     "rank": "Position, ordered by mu, the skill fitted to all results at once (their order does not matter).",
+    "place": "The places this bot can hold, given every pair of bots whose order is settled: from 1 + the "
+             "bots settled ahead of it to n − the bots settled behind it (“1”: first for certain, “2–3”: second "
+             "or third). Every pair is judged, not only neighbours, and all the claims hold at once at the "
+             "stated level.",
     "name": "The bot (or, in the pairings table, the two partners).",
     "mu-3σ": "The conservative rating: the skill estimate minus three times its uncertainty. "
              "A newcomer starts near 0; it rises as results make the estimate both high and sure.",
@@ -271,7 +302,7 @@ def render_csv(lb: Leaderboard) -> str:
     w.writerow(["kind", "rank", "name", "conservative", "mu", "sigma", "matches", "wins", "draws", "losses",
                 "win_rate", "win_low", "win_high", "points_per_match", "margin_per_match", "forfeits",
                 "decision_p50_ms", "decision_p95_ms", "p_ahead_of_next", "settled", "verdict",
-                "gap_low", "gap_high", "excused"])
+                "gap_low", "gap_high", "excused", "place", "place_best", "place_worst"])
     for kind, rows in (("bot", lb.bots), ("pair", lb.pairs)):
         for r in rows:
             w.writerow([kind, r.rank, r.name, *(_csvnum(x) for x in (r.conservative, r.mu, r.sigma)),
@@ -281,7 +312,8 @@ def render_csv(lb: Leaderboard) -> str:
                         ";".join(f"{c}={n}" for c, n in r.forfeits.items()) or "0",
                         _csvnum(r.decision_p50_ms), _csvnum(r.decision_p95_ms), _csvnum(r.p_ahead),
                         "" if r.settled is None else str(r.settled).lower(), r.verdict or "",
-                        _csvnum(r.gap_low), _csvnum(r.gap_high), r.excused])
+                        _csvnum(r.gap_low), _csvnum(r.gap_high), r.excused, r.place,
+                        r.place_best or "", r.place_worst or ""])
     return buf.getvalue()
 
 

@@ -47,6 +47,7 @@ terminal no longer prints it (it read 100% beside "open"); JSON and CSV keep it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
@@ -54,7 +55,10 @@ from typing import Mapping, Sequence
 import numpy as np
 from scipy import special
 
+import numpy.typing as npt
+
 from .fit import BETA, Fit
+from .places import Looks, place_intervals, place_text
 from .record import Record, record_of
 
 DEFAULT_LEVEL = 0.95
@@ -101,6 +105,21 @@ class Verdict:
     margin: float = 0.0
     #: Only the first ``top_k`` places matter (their order and the boundary below them); None: all.
     top_k: int | None = None
+    #: Every claim "x is ahead of y" of the family (every pair's, or the neighbours' that matter).
+    ahead: frozenset[tuple[str, str]] = frozenset()
+    #: Claims in the family (n(n − 1)/2 pairs, plus a tie claim per neighbour pair when δ > 0).
+    family: int = 0
+    #: What every look so far proved, this one included (store it for the next look).
+    looks: Looks | None = None
+
+    @property
+    def places(self) -> list[tuple[int, int]]:
+        """(best, worst) place of each entrant of :attr:`order` that the claims allow (:mod:`.places`)."""
+        return place_intervals(self.order, self.ahead)
+
+    def place_texts(self) -> list[str]:
+        """:attr:`places` printed: ``1``, ``2–3``, ``4–9``."""
+        return [place_text(b, w) for b, w in self.places]
 
     @property
     def settled(self) -> bool:
@@ -223,6 +242,8 @@ class Evidence:
     #: The grid of differences d and the combined log e-value against each (to read intervals at any level).
     grid: tuple[float, ...]
     log_e: tuple[float, ...]
+    #: The combined e-value against "lower is not ahead" (d ≥ 0, log): the pair the other way round.
+    log_behind: float = 0.0
 
     def interval(self, level: float) -> tuple[float, float]:
         """The always-valid interval at ``level``: every d whose e-value stays below 1/(1 − level)."""
@@ -266,8 +287,10 @@ def evidence(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: flo
         rec_log = record.log_evalues(special.ndtr(points / scale))
         log_e = np.logaddexp(math.log(weight) + fit_log, math.log(1 - weight) + rec_log)
     not_ahead = log_e[points <= 0]
+    not_behind = log_e[points >= 0]
     outside = log_e[np.abs(points) >= margin] if margin > 0 else np.array([0.0])
-    return Evidence(float(not_ahead.min()), float(outside.min()), tuple(points.tolist()), tuple(log_e.tolist()))
+    return Evidence(float(not_ahead.min()), float(outside.min()), tuple(points.tolist()), tuple(log_e.tolist()),
+                    float(not_behind.min()))
 
 
 def judge(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: float = 0.0,
@@ -276,11 +299,16 @@ def judge(fit: Fit, a: str, b: str, level: float = DEFAULT_LEVEL, margin: float 
     return _neighbour(fit, a, b, evidence(fit, a, b, level, margin, widen, record, partnerships), level, margin)
 
 
-def _neighbour(fit: Fit, a: str, b: str, ev: Evidence, level: float, margin: float) -> Neighbour:
+def _neighbour(fit: Fit, a: str, b: str, ev: Evidence, level: float, margin: float,
+               best_ahead: float | None = None, best_tied: float | None = None) -> Neighbour:
+    """The pair's state at ``level``; ``best_*``: the largest evidence any look reached (:class:`.places.Looks`)."""
     low, high = ev.interval(level)
     bound = math.log(1 / (1 - level))
-    return Neighbour(a, b, p_ahead(fit, a, b), ev.log_ahead >= bound and low > 0,
-                     margin > 0 and ev.log_tied >= bound and -margin < low and high < margin, low, high, level)
+    ahead_now = ev.log_ahead >= bound and low > 0
+    tied_now = margin > 0 and ev.log_tied >= bound and -margin < low and high < margin
+    ahead = ahead_now or (best_ahead is not None and best_ahead >= bound)
+    tied = tied_now or (margin > 0 and best_tied is not None and best_tied >= bound)
+    return Neighbour(a, b, p_ahead(fit, a, b), ahead, tied, low, high, level)
 
 
 def holm(evidence: Sequence[Evidence], level: float, margin: float) -> list[float]:
@@ -308,26 +336,145 @@ def holm(evidence: Sequence[Evidence], level: float, margin: float) -> list[floa
     return out
 
 
+def holm_levels(log_e: npt.NDArray[np.float64], level: float, family: int) -> npt.NDArray[np.float64]:
+    """:func:`holm` for a large family, vectorised: ``log_e`` holds each claim's log e-value
+    (``family`` may count more claims than entries: a pair with a tie claim counts twice)."""
+    count = len(log_e)
+    if count == 0:
+        return np.zeros(0)
+    alpha = 1 - level
+    ranked = np.argsort(-log_e, kind="stable")
+    need = alpha / (family - np.arange(count))
+    passed = log_e[ranked] >= np.log(1 / need)
+    if not passed.all():
+        first = int(np.argmin(passed))
+        need[first:] = need[first]  # Holm stops at the first that fails: it and every weaker one held there
+    out = np.empty(count)
+    out[ranked] = 1 - need
+    return out
+
+
+def _far_pairs(fit: Fit, ranked: Sequence[str], widen: float | None) -> tuple[
+        npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Every pair (i, j), i + 1 < j, of ``ranked`` and the fit's log e-values that i is ahead, and j is.
+
+    The same Robbins mixture as :func:`evidence`, read where it is least (d = 0 when
+    the estimate lies on the other side), for all pairs at once: a field of 128 has
+    8,128 pairs, and the grid of :func:`evidence` is kept for pairs with a record.
+    """
+    n = len(ranked)
+    i, j = np.triu_indices(n, k=2)
+    idx = np.array([fit.index(x) for x in ranked], dtype=np.int64)
+    theta = np.asarray(fit.theta, dtype=np.float64)[idx]
+    d = theta[i] - theta[j]
+
+    def se_of(cov: tuple[tuple[float, ...], ...]) -> npt.NDArray[np.float64]:
+        c = np.asarray(cov, dtype=np.float64)[np.ix_(idx, idx)]
+        diag = np.diag(c)
+        return np.sqrt(np.maximum(diag[i] + diag[j] - 2 * c[i, j], 0.0))
+
+    se = se_of(fit.cov)
+    if fit.clusters >= 2:
+        se = np.maximum(se, se_of(fit.robust) * (widen if widen is not None else 1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = np.where(se > 0, 1 / np.maximum(se, 1e-300) ** 2, np.inf)
+        base = np.where(np.isfinite(v), 0.5 * np.log(RHO / (v + RHO)), 0.0)
+        quad = np.where(np.isfinite(v), v * v * d * d / (2 * (v + RHO)), np.inf)
+    forward = base + np.where(d > 0, quad, 0.0)
+    backward = base + np.where(d < 0, quad, 0.0)
+    return i, j, forward, backward
+
+
 def verdict(fit: Fit, level: float = DEFAULT_LEVEL, order: Sequence[str] | None = None,
             margin: float = 0.0, top_k: int | None = None,
-            records: Mapping[tuple[str, str], Record] | None = None, partnerships: bool = True) -> Verdict:
-    """Every pair of neighbours in ``order`` (default: the fit's) judged at ``level``, ties within ``margin``.
+            records: Mapping[tuple[str, str], Record] | None = None, partnerships: bool = True,
+            every_pair: bool = True, looks: Looks | None = None) -> Verdict:
+    """Every pair of ``order`` (default: the fit's) judged at ``level``, ties within ``margin``.
 
-    The pairs that matter (all, or the first ``top_k``) are one family: their claims
-    hold *together* with probability ≥ ``level`` (:func:`holm`); pairs past the top k
-    are judged each on its own. ``records`` (:func:`.record.records` of the results) adds
-    each pair's head-to-head record to the fit's evidence (None: the fit alone).
+    With ``every_pair`` (and no ``top_k``) the family is every pair of the field,
+    n(n − 1)/2 "ahead" claims (and a "tied within δ" claim per neighbour pair when δ > 0),
+    judged by one Holm step-down: all of them hold at once with probability ≥ ``level``,
+    and the places (:attr:`Verdict.places`) follow from them. Otherwise the family is
+    the neighbour pairs that matter (all, or the first ``top_k``), as before; pairs past
+    the top k are judged each on its own and claim nothing about places.
+    ``records`` (:func:`.record.records` of the results) adds each pair's head-to-head
+    record to the fit's evidence (None: the fit alone). ``looks``: what earlier looks on
+    this field proved (:class:`.places.Looks`); the verdict returns them updated.
     """
     ranked = tuple(order) if order is not None else order_of(fit)
     widen = _widen(fit.clusters, level) if fit.clusters >= 2 else None
     pairs = list(zip(ranked, ranked[1:]))
-    family = len(pairs) if top_k is None else min(top_k, len(pairs))
-    least = 1 - (1 - level) / max(1, family * (2 if margin > 0 else 1))
+    everything = every_pair and top_k is None and len(ranked) > 2
+    family_pairs = len(pairs) if top_k is None else min(top_k, len(pairs))
+    ties = 2 if margin > 0 else 1
+    family = family_pairs * ties + (len(ranked) * (len(ranked) - 1) // 2 - len(pairs) if everything else 0)
+    least = 1 - (1 - level) / max(1, family)
+    seen = (looks or Looks()).for_field(fit.names, margin)
     evs = [evidence(fit, a, b, level, margin, widen, None if records is None else record_of(records, a, b),
                     partnerships, least) for a, b in pairs]
-    levels = holm(evs[:family], level, margin) + [level] * (len(pairs) - family)
-    judged = tuple(_neighbour(fit, a, b, ev, lv, margin) for (a, b), ev, lv in zip(pairs, evs, levels))
-    return Verdict(ranked, judged, level, margin, top_k)
+    best_ahead = [seen.best_ahead(a, b, e.log_ahead) for (a, b), e in zip(pairs, evs)]
+    best_tied = [seen.best_tied(a, b, e.log_tied) if margin > 0 else -math.inf for (a, b), e in zip(pairs, evs)]
+    # A claim made the other way round at an earlier look (the fit's order has swapped them since) is kept.
+    best_behind = [seen.best_ahead(b, a, e.log_behind) for (a, b), e in zip(pairs, evs)]
+    stat = np.array([max(x, y, z) for x, y, z in zip(best_ahead, best_tied, best_behind)][:family_pairs],
+                    dtype=np.float64)
+    far: list[tuple[str, str, float, float]] = []
+    if everything:
+        far = _far_evidence(fit, ranked, level, widen, records, partnerships, least, seen)
+        stat = np.concatenate([stat, np.array([max(f, b) for _, _, f, b in far], dtype=np.float64)])
+    levels = list(holm_levels(stat, level, family)) + [level] * (len(pairs) - family_pairs)
+    judged = tuple(_neighbour(fit, a, b, ev, lv, margin, ba, bt)
+                   for (a, b), ev, lv, ba, bt in zip(pairs, evs, levels[:len(pairs)], best_ahead, best_tied))
+    # A claim made at an earlier look stands (the family's promise covers every look's claims).
+    judged = tuple(dataclasses.replace(n, settled=True) if (n.upper, n.lower) in seen.claims and not n.settled
+                   else n for n in judged)
+    claims = {(n.upper, n.lower) for n in judged[:family_pairs] if n.settled}
+    for (a, b), x, lv in zip(pairs[:family_pairs], best_behind, levels):
+        if x >= math.log(1 / (1 - lv)) and (a, b) not in claims:
+            claims.add((b, a))
+    for (a, b, fwd, bwd), lv in zip(far, levels[len(pairs):] if everything else []):
+        bound = math.log(1 / (1 - lv))
+        if fwd >= bound:
+            claims.add((a, b))
+        elif bwd >= bound:
+            claims.add((b, a))
+    names = set(ranked)
+    claims |= {(x, y) for x, y in seen.claims if x in names and y in names}
+    kept = math.log(1 / (1 - level))  # no claim is judged more leniently: lower evidence never decides one
+    remembered_ahead = {k: v for k, v in seen.ahead.items() if v >= kept}
+    for (a, b), x, y in zip(pairs, best_ahead, best_behind):
+        if x >= kept:
+            remembered_ahead[(a, b)] = x
+        if y >= kept:
+            remembered_ahead[(b, a)] = y
+    for a, b, fwd, bwd in far:
+        if fwd >= kept:
+            remembered_ahead[(a, b)] = fwd
+        if bwd >= kept:
+            remembered_ahead[(b, a)] = bwd
+    remembered_tied = dict(seen.tied)
+    for (a, b), x in zip(pairs, best_tied):
+        if x >= kept:
+            remembered_tied[(a, b) if a < b else (b, a)] = x
+    after = Looks(seen.names, margin, remembered_ahead, remembered_tied, frozenset(claims) | seen.claims)
+    return Verdict(ranked, judged, level, margin, top_k, frozenset(claims), family, after)
+
+
+def _far_evidence(fit: Fit, ranked: Sequence[str], level: float, widen: float | None,
+                  records: Mapping[tuple[str, str], Record] | None, partnerships: bool, least: float,
+                  seen: Looks) -> list[tuple[str, str, float, float]]:
+    """(upper, lower, log e that upper is ahead, log e that lower is) for every pair that is not a
+    neighbour pair, each the larger of now and any earlier look (``seen``)."""
+    i, j, fwd, bwd = _far_pairs(fit, ranked, widen)
+    out = []
+    for a_i, b_i, f, b in zip(i.tolist(), j.tolist(), fwd.tolist(), bwd.tolist()):
+        a, c = ranked[a_i], ranked[b_i]
+        rec = None if records is None else record_of(records, a, c)
+        if rec is not None and rec.bets:
+            ev = evidence(fit, a, c, level, 0.0, widen, rec, partnerships, least)
+            f, b = ev.log_ahead, ev.log_behind
+        out.append((a, c, seen.best_ahead(a, c, f), seen.best_ahead(c, a, b)))
+    return out
 
 
 def student_t_cdf(t: float, df: float) -> float:

@@ -47,6 +47,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from ..events.store import Store, StoredMatch
+from ..publish.leaderboard import LeaderboardError, standing_places
 from ..publish.site import safe_name
 from ..submissions import ledger
 from ..submissions.authors import author_for
@@ -210,6 +211,8 @@ class AuthorPages:
         self.standings = standings
         #: Holders whose archive is being written now (one download each at a time).
         self._downloading: set[str] = set()
+        #: (matches stored, places, bots ranked) of the last place line (:meth:`places_line`).
+        self._places: tuple[int, dict[str, str], int] | None = None
 
     def add_routes(self, app: web.Application) -> None:
         """``/author/`` (the page, and ``?replay=MATCH``) and ``/author/archive.zip``."""
@@ -408,6 +411,7 @@ class AuthorPages:
         parts = [f"<!doctype html><meta charset=utf-8><title>{html.escape(base)}: author page</title>"
                  "<link rel=stylesheet href='/static/site.css'><link rel=icon href='data:,'>",
                  f"<h1>{html.escape(base)}</h1><p>Versions: {html.escape(', '.join(versions)) or 'none yet'}</p>",
+                 self.places_line(store, versions),
                  f"<p><a id=archive href='archive.zip?{with_token[1:]}' download>Download your records "
                  "and logs</a> (one .zip: every shown match's record, your versions' logs, your submissions' "
                  "build and validation logs)</p>",
@@ -449,6 +453,24 @@ class AuthorPages:
         if oldest is not None:
             parts.append(f"<p><a href='?before={oldest}{with_token}'>older matches</a></p>")
         return "\n".join(parts)
+
+    # -- places: where each version stands, as the leaderboard prints it -----------------
+
+    def places_line(self, store: Store, versions: list[str]) -> str:
+        """One line: each version's place interval (``2–3`` of 9) in the event's every-pair verdict.
+
+        A fit of every result, redone only when matches were stored since the last one."""
+        stored = int(store.db.execute("SELECT COUNT(*) FROM matches WHERE event_id = ?", (self.event,)).fetchone()[0])
+        if self._places is None or self._places[0] != stored:
+            try:
+                places, ranked = standing_places(store, self.event)
+            except LeaderboardError:
+                places, ranked = {}, 0
+            self._places = (stored, places, ranked)
+        _, places, ranked = self._places
+        shown = [f"{html.escape(v)}: place {html.escape(places[v])} of {ranked}" for v in versions if v in places]
+        return ("<p id=places>" + ("; ".join(shown) if shown else "Place: not ranked yet") + " (every place the "
+                "settled pairs allow: 2–3 is second or third; every claim holds at once at the league's level)</p>")
 
     async def _submissions(self, given: str) -> tuple[str | None, list[ledger.Submission], dict[int, str | None]]:
         """The author a token names, their submissions and each one's version in the field: read on
