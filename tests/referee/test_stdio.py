@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from sevenrocks.server.sandbox.launch import BotProcess
 from sevenrocks.v1 import referee_pb2 as pb
 
 FAULT_BOT = Path(__file__).parent / "bots" / "stdio_fault.py"
+LATE_BOT = Path(__file__).parent / "bots" / "stdio_late.py"
 
 
 def match(mode: str, logs: Path, *extra: str) -> str:
@@ -121,3 +123,94 @@ def test_the_prefix_names_the_adapter_and_back() -> None:
     assert argv == stdio_command(["node", "my bot.js"]) and argv[0] == sys.executable
     assert stdio_program(argv) == ["node", "my bot.js"]
     assert stdio_seat("greedy") is None and stdio_program(["python", "bot.py"]) is None
+
+
+class CuttableProxy:
+    """A loopback TCP proxy whose :meth:`cut` closes every connection through it (both sides)
+    while it keeps accepting new ones: the bot's stream is lost, and its reconnect gets in."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.server: asyncio.Server | None = None
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def start(self) -> int:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return int(self.server.sockets[0].getsockname()[1])
+
+    @staticmethod
+    async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self.writers += [writer, up_writer]
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer), return_exceptions=True)
+
+    def cut(self) -> None:
+        for w in self.writers:
+            w.close()
+        self.writers = []
+
+    def close(self) -> None:
+        self.cut()
+        if self.server is not None:
+            self.server.close()
+
+
+def test_a_late_answer_to_a_lost_streams_request_is_never_sent_on_the_new_stream(tmp_path: Path) -> None:
+    """The program holds its first turn; the stream is cut under it (match 1 is adjudicated as a
+    disconnect) and the adapter reconnects. The program then prints the old answer, late, and the
+    new one. The late line must be dropped by the adapter, not sent on the new stream with the old
+    request's ids (the referee would refuse it there with a notice, or, for a seat the new stream
+    holds, charge it as an answer to an unknown request)."""
+    log_path = tmp_path / "late.log"
+    tokens = {"late": "t-late", "greedy": "t-greedy"}
+
+    async def wait_for(what: str, test: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 60
+        while not test():
+            assert time.monotonic() < deadline, f"{what} never happened; the bot's log:\n" + log()
+            await asyncio.sleep(0.02)
+
+    def log() -> str:
+        return log_path.read_text() if log_path.exists() else ""
+
+    async def scenario() -> tuple[RefereeMatch, RefereeMatch, list[str]]:
+        referee = Referee(tokens, TimeControl(20_000, None, 20.0))
+        port = await referee.start("127.0.0.1:0")
+        proxy = CuttableProxy(port)
+        via = await proxy.start()
+        procs = [BotProcess().start(stdio_command([sys.executable, str(LATE_BOT)]), f"127.0.0.1:{via}",
+                                    tokens["late"], log_path, entrant="late"),
+                 BotProcess().start("greedy", f"127.0.0.1:{port}", tokens["greedy"], tmp_path / "greedy.log",
+                                    entrant="greedy")]
+        try:
+            assert await referee.wait_for_entrants(tokens, 60) == set(tokens)
+            first_stream = referee.sessions["late"][0].id
+            match1 = asyncio.create_task(referee.play_match("late-1", make_ruleset("fives", 2, 50), 3, ["late", "greedy"]))
+            await wait_for("the held first turn", lambda: "holding the first turn" in log())
+            proxy.cut()
+            first = await match1
+            await wait_for("the reconnect", lambda: any(
+                s.id != first_stream for s in referee.sessions.get("late", [])))
+            second = await referee.play_match("late-2", make_ruleset("fives", 2, 50), 4, ["late", "greedy"])
+            await wait_for("the late line", lambda: "printed the late answer" in log())
+            notices = [n for s in referee.sessions.get("late", []) for n in s.notices]
+            return first, second, notices
+        finally:
+            await referee.stop(grace=1.0)
+            proxy.close()
+            for proc in procs:
+                proc.terminate()
+
+    first, second, notices = asyncio.run(scenario())
+    assert first.offender is not None and first.offender.seat == 0, first.offender
+    assert first.offender.cause.value == "disconnect", first.offender
+    assert "stream 2" in log(), log()  # the program saw the new stream's Welcome
+    assert second.offender is None and second.winner is not None, second.offender
+    assert notices == [], notices  # the late answer reached the new stream: refused there
+    assert "ignored" not in log(), log()
