@@ -8,6 +8,8 @@ quota) need no match played, and the spectator feed's rule is a unit of its own.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import subprocess
 import sys
@@ -19,10 +21,14 @@ from typing import Any
 import pytest
 
 from sevenrocks.sdk.rules import make_ruleset
+from sevenrocks.server.events.planner import Table, tasks_of
+from sevenrocks.server.league.runner import run_league
 from sevenrocks.server.referee.dealguard import DealGuard
 from sevenrocks.server.referee.feed import FeedEntry, FeedHub
-from sevenrocks.server.submissions.challenges import seats_of
+from sevenrocks.server.submissions.challenges import Challenges, create, seats_of
+from sevenrocks.server.submissions.pipeline import SubmitSettings
 
+from ..league.test_league import FIELD, in_process_league
 from . import bundles
 from .league_run import LeagueRun, api, page, submit
 
@@ -82,6 +88,33 @@ def test_the_challenger_plays_every_seat_against_each_opponent_in_turn() -> None
     # A partnership game (the default ruleset): each entrant plays both seats of its team, as ranked matches do.
     assert [seats_of("me", ["a", "b"], n, 4, True) for n in range(3)] == [
         ("me", "a", "me", "a"), ("b", "me", "b", "me"), ("me", "a", "me", "a")]
+
+
+def test_a_challenge_deal_is_never_a_ranked_deal_of_its_league(tmp_path: Path) -> None:
+    """docs/league.md: each challenge match is dealt from a fresh random seed, never a ranked deal. A real
+    league plays two ranked matches (in process); then its challenge matches are planned and played. No
+    challenge seed is one its ranked matches were dealt from, nor one the league's ranked deal derivation
+    gives for any of its first rounds; and planning the same matches again deals them afresh (a seed
+    derived from the league's, however named, would repeat: whoever knows one could know the other)."""
+    game, store, _ = in_process_league(tmp_path, '[event]\nname = "x"\n[league]\nstop_after = 2\n' + FIELD)
+    with store:
+        asyncio.run(run_league(game))
+        challenges = Challenges(game, SubmitSettings(challenge_matches=3, challenge_matches_per_round=3), print)
+        create(store.db, "alice", "a", ["b", "c"], 3)
+        planned = [t.seed for _, _, t in challenges._next(3, set())]
+        again = [t.seed for _, _, t in challenges._next(3, set())]  # the same three matches, planned anew
+        assert asyncio.run(challenges.between_rounds(lambda withdrawn: None, set())) == 3
+        dealt = {int(s) for (s,) in store.db.execute("SELECT seed FROM challenge_matches")}
+        ranked = {int(s) for (s,) in store.db.execute("SELECT seed FROM matches")}
+        seeds = {game.config.seed} | {c.seed for c in store.seeds(["x"])}
+    assert len(planned) == 3 and len(dealt) == 3 and len(ranked) >= 1
+    # The ranked deals of this league: every table and seat order of its first 300 rounds, by its own seeds.
+    tables = [Table("pairs", (("a", "b"), ("c", "d")))] * 16
+    derivable = {t.seed for s in seeds for r in range(300)
+                 for t in tasks_of(dataclasses.replace(game.config, seed=s), tables, r, 0)}
+    assert ranked <= derivable  # the derivation is the one the league's ranked matches use
+    assert not (set(planned) | set(again) | dealt) & derivable, "a challenge was dealt a ranked deal"
+    assert not set(planned) & set(again), "a challenge's deal is derived, not fresh: planned twice, dealt alike"
 
 
 @pytest.fixture(scope="module")
