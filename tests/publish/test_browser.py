@@ -215,7 +215,7 @@ def test_past_the_matrix_limit_the_match_list_filters_by_partner_and_opponent(br
 
     names = [f"r{i}" for i in range(10)]
     cfg = parse_config({"event": {"name": "nine", "format": "pairings", "seed": 3},
-                        "schedule": {"mode": "adaptive", "budget": 160},
+                        "schedule": {"mode": "adaptive", "budget": 240},
                         "entrants": [{"name": n, "bot": "random"} for n in names]}, "<test>")
     db = play_in_process(cfg, tmp_path / "nine.db")
     with Store(db) as store:

@@ -58,8 +58,8 @@ def test_attack_bots_are_contained_and_every_other_match_finishes_clean(tmp_path
     # The hog and the bomb die in every match: never withdraw them, so that every match is played
     # (and each of their deaths is judged), and keep one process per entrant between matches.
     config = write_config(tmp_path / "attacks.toml", entrants, {"cpu_cores": SPIN_CORES},
-                          {"max_crashes_in_row": 1000, "max_restarts": 100000, "restart_backoff_s": 0,
-                           "fresh_process": "never"},
+                          {"max_crashes_in_row": 1000, "max_faults_in_row": 1000, "max_restarts": 100000,
+                           "restart_backoff_s": 0, "fresh_process": "never"},
                           name="attacks", format="self", deals=1, target=60, concurrency=2)
     proc = tournament(config, db, out, "--listen", f"127.0.0.1:{port}")
     try:
