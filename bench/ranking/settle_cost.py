@@ -1,0 +1,157 @@
+"""What "A is ahead of B" costs: head-to-head matches until the verdict settles a close pair, against a one-look test.
+
+One pair, two entrants, the product's own verdict: :func:`judge_field` of a
+two-entrant ``self`` event (A+A against B+B; the fit's always-valid confidence
+sequence averaged with the pair's head-to-head record, weight ``FIT_WEIGHT`` on
+the fit). The pair plays tables of two matches (both seat orders, separate
+deals); A wins each match with probability p, whatever the seat. The verdict is
+read after every look of ``--look`` matches (8: an adaptive round's deals, as the
+planner plays them) and the looks are kept as the planner keeps them, so the first
+look that says "A ahead" is when the pair settled.
+
+The baseline is the one-look test of the same claim at the same level: the
+verdict's interval is two-sided (a 95% interval that lies above 0, with "B ahead"
+just as claimable), so the matching test is the two-sided binomial test at α 0.05
+(normal approximation), with the n that gives it 80% power at p; the one-sided n
+is printed beside it. ``ratio`` is the median matches to settle over that n.
+
+Knobs (``--rho``, ``--fit-weight``, ``--look``) replace the product's values in this
+process only, to see which one moves the cost; the defaults are the product's.
+
+    python bench/ranking/settle_cost.py                           # 40 pairs per p, a few CPU minutes
+    python bench/ranking/settle_cost.py --events 40 --rho 8 --fit-weight 0.5 --look 64
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+ROOT = Path(__file__).resolve().parents[2]
+for src in ("proto", "sdk", "server", "bots"):
+    if str(ROOT / src) not in sys.path:
+        sys.path.insert(0, str(ROOT / src))
+
+from scipy import stats  # noqa: E402
+
+from sevenrocks.server.events.config import EventConfig, parse_config  # noqa: E402
+from sevenrocks.server.events.planner import judge_field  # noqa: E402
+from sevenrocks.server.stats import verdict as verdict_module  # noqa: E402
+from sevenrocks.server.stats.fit import Result  # noqa: E402
+from sevenrocks.server.stats.places import Looks  # noqa: E402
+
+LEVEL = 0.95
+POWER = 0.80
+
+
+def pair_config() -> EventConfig:
+    """Two entrants head to head, the product's defaults for everything else (level 0.95, no tie margin)."""
+    return parse_config({"event": {"name": "settle", "format": "self"},
+                         "entrants": [{"name": n, "command": "true"} for n in ("a", "b")]}, "<bench>")
+
+
+def fixed_n(p: float, alpha: float = 1 - LEVEL, power: float = POWER, sided: int = 2) -> int:
+    """Matches a one-look binomial test of "p = ½" at ``alpha`` needs for ``power`` at ``p`` (normal approximation)."""
+    z_a = stats.norm.ppf(1 - alpha / sided)
+    z_b = stats.norm.ppf(power)
+    return math.ceil(((z_a * 0.5 + z_b * math.sqrt(p * (1 - p))) / (p - 0.5)) ** 2)
+
+
+def exact_power(p: float, n: int, alpha: float = 1 - LEVEL) -> float:
+    """The two-sided exact binomial test's power at n matches (a check on the normal approximation's n)."""
+    hi = int(stats.binom.isf(alpha / 2, n, 0.5))  # reject when wins > hi (or as many losses)
+    return float(stats.binom.sf(hi, n, p) + stats.binom.cdf(n - hi - 1, n, p))
+
+
+def settle(c: EventConfig, p: float, rng: random.Random, look: int, limit: int) -> int | None:
+    """Matches at the first look that says A is ahead (None: not within ``limit``)."""
+    res: list[Result] = []
+    looks: Looks | None = None
+    table = 0
+    while len(res) < limit:
+        for _ in range(look // 2):  # a look's matches: whole tables, both seat orders
+            for k, seats in enumerate((("a", "b", "a", "b"), ("b", "a", "b", "a"))):
+                a_wins = rng.random() < p
+                first_wins = a_wins if seats[0] == "a" else not a_wins
+                res.append(Result(seats, (0, 1) if first_wins else (1, 0), f"r{table}t0o{k}"))
+            table += 1
+        v = judge_field(c, ["a", "b"], res, looks)[1]
+        looks = v.looks
+        if ("a", "b") in v.ahead:
+            return len(res)
+    return None
+
+
+def knobs(rho: float | None, fit_weight: float | None) -> str:
+    """Set the verdict's ρ and fit weight in this process (None: the product's); what they are now."""
+    if rho is not None:
+        verdict_module.RHO = rho
+        verdict_module.half_width.__defaults__ = (LEVEL, rho)
+    if fit_weight is not None:
+        verdict_module.FIT_WEIGHT = fit_weight
+    return f"RHO {verdict_module.RHO:g}, FIT_WEIGHT {verdict_module.FIT_WEIGHT:g}"
+
+
+def row(p: float, events: int, look: int, cap: float, seed: int) -> dict[str, float | int | None]:
+    n = fixed_n(p)
+    limit = math.ceil(cap * n)
+    rng = random.Random(seed)
+    c = pair_config()
+    t0 = time.process_time()
+    got = [settle(c, p, rng, look, limit) for _ in range(events)]
+    done = sorted(x for x in got if x is not None)
+    # The median counts the pairs never settled within the cap as later than every settled one.
+    ranked = done + [math.inf] * (events - len(done))
+    median = statistics.median(ranked)
+    return {"p": p, "events": events, "n_two_sided": n, "n_one_sided": fixed_n(p, sided=1),
+            "exact_power": round(exact_power(p, n), 3), "median": None if math.isinf(median) else median,
+            "by_n": sum(x <= n for x in done) / events, "by_1_5n": sum(x <= 1.5 * n for x in done) / events,
+            "never": events - len(done), "limit": limit,
+            "ratio": None if math.isinf(median) else round(median / n, 2),
+            "cpu_s": round(time.process_time() - t0, 1)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--events", type=int, default=40, help="simulated pairs per p")
+    ap.add_argument("--p", type=float, nargs="+", default=[0.53, 0.56], help="A's true win rate against B")
+    ap.add_argument("--look", type=int, default=8, help="matches between looks (even: whole tables)")
+    ap.add_argument("--cap", type=float, default=3.0, help="stop a pair at cap x the one-look n")
+    ap.add_argument("--rho", type=float, default=None, help="the verdict's RHO (default: the product's)")
+    ap.add_argument("--fit-weight", type=float, default=None, help="the verdict's FIT_WEIGHT (default: the product's)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    args = ap.parse_args(argv)
+    setting = knobs(args.rho, args.fit_weight)
+    load = os.getloadavg()[0]
+    t0, w0 = time.process_time(), time.monotonic()
+    rows = [row(p, args.events, args.look, args.cap, args.seed + i) for i, p in enumerate(args.p)]
+    print(f"{setting}, a look every {args.look} matches, level {LEVEL}, {args.events} pairs per p (cap {args.cap:g} n); "
+          f"{time.process_time() - t0:.0f} s CPU, {time.monotonic() - w0:.0f} s wall, "
+          f"load {load:.1f} -> {os.getloadavg()[0]:.1f} (shared 2-core machine)")
+    print("| p | one-look n (two-sided; one-sided) | median to settle | P(settled by n) | P(settled by 1.5n) "
+          "| never (cap) | ratio median / n | CPU s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        med = "–" if r["median"] is None else f"{r['median']:.0f}"
+        ratio = "> cap" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        print(f"| {r['p']:.2f} | {r['n_two_sided']} ({r['n_one_sided']}) | {med} | {r['by_n']:.2f} | "
+              f"{r['by_1_5n']:.2f} | {r['never']} ({r['limit']}) | {ratio} | {r['cpu_s']:.0f} |")
+    print("n: a one-look two-sided binomial test at 0.05 with 80% power at p (exact power at n: "
+          + ", ".join(f"{r['exact_power']:.2f}" for r in rows) + "). Matches are the pair's head-to-head matches.")
+    if args.json is not None:
+        args.json.write_text(json.dumps({"setting": setting, "look": args.look, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
