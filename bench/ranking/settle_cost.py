@@ -15,6 +15,12 @@ just as claimable), so the matching test is the two-sided binomial test at α 0.
 (normal approximation), with the n that gives it 80% power at p; the one-sided n
 is printed beside it. ``ratio`` is the median matches to settle over that n.
 
+``--field-events`` also runs the pair inside the default event's design (four
+entrants, pairings plus head to head, the adaptive planner with ``until_settled``;
+the middle two 53/47 head to head, 76/24 gaps to the outer two, results from the
+fit's own model) and prints what share of the event's matches were the close
+pair's head-to-head matches when the event settled.
+
 Knobs (``--rho``, ``--fit-weight``, ``--look``) replace the product's values in this
 process only, to see which one moves the cost; the defaults are the product's.
 
@@ -32,6 +38,7 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -43,11 +50,13 @@ for src in ("proto", "sdk", "server", "bots"):
 
 from scipy import stats  # noqa: E402
 
-from sevenrocks.server.events.config import EventConfig, parse_config  # noqa: E402
+from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
+from sevenrocks.server.events.config import EventConfig, default_config, parse_config  # noqa: E402
 from sevenrocks.server.events.planner import judge_field  # noqa: E402
 from sevenrocks.server.stats import verdict as verdict_module  # noqa: E402
-from sevenrocks.server.stats.fit import Result  # noqa: E402
+from sevenrocks.server.stats.fit import BETA, Phi, Result  # noqa: E402
 from sevenrocks.server.stats.places import Looks  # noqa: E402
+from sevenrocks.server.stats.verdict import margin_of_win_rate  # noqa: E402
 
 LEVEL = 0.95
 POWER = 0.80
@@ -91,6 +100,30 @@ def settle(c: EventConfig, p: float, rng: random.Random, look: int, limit: int) 
     return None
 
 
+def field_event(p: float, rng: random.Random, seed: int, budget: int) -> tuple[int, int, bool]:
+    """One default-design event of four with the middle pair at ``p``, planned until settled:
+    (matches, of them the close pair's head to head, settled within ``budget``)."""
+    gap = margin_of_win_rate(p)
+    theta = {"top": 3.0 + gap, "mid1": gap, "mid2": 0.0, "low": -3.0}
+    base = default_config()
+    c = parse_config({"event": {"name": "settle", "format": "pairings", "head_to_head": True, "duplicate": False,
+                                "seed": seed},
+                      "entrants": [{"name": n, "command": "true"} for n in theta]}, "<bench>")
+    c = replace(c, schedule=replace(base.schedule, budget=budget, until_settled=True))
+    plan = AdaptivePlan(c)
+    results: list[Result] = []
+    tasks = plan.first_round()
+    while tasks:
+        for t in tasks:
+            s = t.seats
+            won = rng.random() < Phi((theta[s[0]] + theta[s[2]] - theta[s[1]] - theta[s[3]]) / (2 * BETA))
+            results.append(Result(s, (0, 1) if won else (1, 0), t.group))
+        tasks = plan.next_round(results)
+    pair = sum(1 for r in results if r.seats[0] == r.seats[2] and {r.seats[0], r.seats[1]} == {"mid1", "mid2"})
+    settled = plan.last is not None and plan.last.decided
+    return len(results), pair, settled
+
+
 def knobs(rho: float | None, fit_weight: float | None) -> str:
     """Set the verdict's ρ and fit weight in this process (None: the product's); what they are now."""
     if rho is not None:
@@ -129,12 +162,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rho", type=float, default=None, help="the verdict's RHO (default: the product's)")
     ap.add_argument("--fit-weight", type=float, default=None, help="the verdict's FIT_WEIGHT (default: the product's)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--field-events", type=int, default=0, help="default-design events of four (53/47 middle pair)")
+    ap.add_argument("--field-budget", type=int, default=8000, help="matches an event of four may play")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = ap.parse_args(argv)
     setting = knobs(args.rho, args.fit_weight)
     load = os.getloadavg()[0]
     t0, w0 = time.process_time(), time.monotonic()
-    rows = [row(p, args.events, args.look, args.cap, args.seed + i) for i, p in enumerate(args.p)]
+    rows = [row(p, args.events, args.look, args.cap, args.seed + i) for i, p in enumerate(args.p)] if args.events else []
     print(f"{setting}, a look every {args.look} matches, level {LEVEL}, {args.events} pairs per p (cap {args.cap:g} n); "
           f"{time.process_time() - t0:.0f} s CPU, {time.monotonic() - w0:.0f} s wall, "
           f"load {load:.1f} -> {os.getloadavg()[0]:.1f} (shared 2-core machine)")
@@ -148,8 +183,20 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{r['by_1_5n']:.2f} | {r['never']} ({r['limit']}) | {ratio} | {r['cpu_s']:.0f} |")
     print("n: a one-look two-sided binomial test at 0.05 with 80% power at p (exact power at n: "
           + ", ".join(f"{r['exact_power']:.2f}" for r in rows) + "). Matches are the pair's head-to-head matches.")
+    field = []
+    if args.field_events:
+        t1 = time.process_time()
+        rng = random.Random(args.seed)
+        field = [field_event(0.53, rng, args.seed + i, args.field_budget) for i in range(args.field_events)]
+        done = [(m, k) for m, k, ok in field if ok]
+        share = sum(k for _, k in done) / max(1, sum(m for m, _ in done))
+        print(f"\nDefault design, four entrants, middle pair 53/47, until settled (budget {args.field_budget}), "
+              f"{args.field_events} events, {time.process_time() - t1:.0f} s CPU: settled {len(done)}; "
+              f"(matches, the pair's head to head, settled) per event: {field}; the pair's share of the settled "
+              f"events' matches {share:.0%}, of all {sum(k for _, k, _ in field) / sum(m for m, _, _ in field):.0%}")
     if args.json is not None:
-        args.json.write_text(json.dumps({"setting": setting, "look": args.look, "rows": rows}, indent=1) + "\n")
+        args.json.write_text(json.dumps({"setting": setting, "look": args.look, "rows": rows,
+                                         "field": field}, indent=1) + "\n")
     return 0
 
 
