@@ -202,3 +202,30 @@ def test_the_place_and_flicker_figures_are_the_benchs_rows() -> None:
     assert sum(int(j) for j, _ in cells) == int(flickers.group(1)) and sum(int(f) for _, f in cells) == \
         int(flickers.group(3))
     assert int(flickers.group(1)) == 0 == int(every[5])  # once settled, stays settled
+
+
+def test_the_settle_cost_table_is_the_one_look_arithmetic() -> None:
+    """docs/tournament.md's "What a settled verdict costs": each row's one-look n is the two-sided (and one-sided)
+    binomial test's at 0.05 with 80% power, its ratio is its median over that n, the prose quotes the 53/47 row,
+    and the RHO and FIT_WEIGHT it was measured with are the product's."""
+    import math
+
+    from scipy import stats
+
+    from sevenrocks.server.stats import verdict as v
+
+    said = claim(TOURNAMENT, r"\(RHO ([0-9.]+), FIT_WEIGHT ([0-9.]+), seed 1; (\d+) pairs per p", "docs/tournament.md")
+    assert (float(said.group(1)), float(said.group(2))) == (v.RHO, v.FIT_WEIGHT)
+    rows = re.findall(r"\| (0\.\d\d) \| (\d+) \((\d+)\) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \((\d+)\) \| "
+                      r"([0-9.]+) \| (\d+) \|", TOURNAMENT)
+    assert [r[0] for r in rows] == ["0.53", "0.56"], rows
+    for p_s, two, one, median, by_n, by_15, never, cap, ratio, _ in rows:
+        p = float(p_s)
+        for n, sided in ((int(two), 2), (int(one), 1)):
+            z = stats.norm.ppf(1 - 0.05 / sided) * 0.5 + stats.norm.ppf(0.80) * (p * (1 - p)) ** 0.5
+            assert n == math.ceil((z / (p - 0.5)) ** 2), (p, sided, n)
+        assert float(ratio) == round(int(median) / int(two), 2)
+        assert float(by_n) <= float(by_15) and int(cap) == 3 * int(two)
+        assert int(never) <= int(said.group(3))
+    quoted = claim(TOURNAMENT, r"\(([0-9.]+) at 53/47\),\s*within 1\.5 times", "docs/tournament.md")
+    assert quoted.group(1) == rows[0][8] and float(quoted.group(1)) <= 1.5
