@@ -166,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--field-budget", type=int, default=8000, help="matches an event of four may play")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = ap.parse_args(argv)
+    if args.fit_weight is not None and not 0 < args.fit_weight < 1:
+        ap.error(f"--fit-weight is the fit's share of an average with the record, in (0, 1); got {args.fit_weight}")
+    if args.look < 2 or args.look % 2:
+        ap.error(f"--look counts whole tables of two matches: an even number >= 2, got {args.look}")
     setting = knobs(args.rho, args.fit_weight)
     load = os.getloadavg()[0]
     t0, w0 = time.process_time(), time.monotonic()
