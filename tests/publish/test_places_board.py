@@ -69,6 +69,10 @@ def test_every_format_shows_the_places_every_pair_allows(tmp_path: Path) -> None
     assert places[0] in ("1", "1–2", "1–3") and places[-1] in ("9", "8–9", "7–9"), places  # ... the ends known
     assert all(r.place_best <= i + 1 <= r.place_worst for i, r in enumerate(lb.bots)), places
     assert "pairs settled" in settled_line(lb)
+    # The counts the line prints are the every-pair family's: 36 claims, and at least the far pairs settled.
+    assert lb.family == 9 * 8 // 2 and 0 < lb.pairs_settled <= lb.family, (lb.family, lb.pairs_settled)
+    assert f"{lb.pairs_settled} of 36 pairs settled" in settled_line(lb)
+    assert lb.seeds == [] or all("commitment" in s for s in lb.seeds)
     table = render_table(lb)
     assert "place" in table
     assert any(f" {places[-1]} " in line and "b8" in line for line in table.splitlines())

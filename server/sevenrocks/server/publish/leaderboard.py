@@ -146,12 +146,12 @@ class Leaderboard:
     decided: bool = False
     #: Every pair that matters (the first ``top_k``, or all) is ahead: their order is settled.
     top_settled: bool = False
-    #: The deals' seed commitments: {event, stage, commitment, seed (``SEED:SALT`` once revealed, else None)}.
-    seeds: list[dict[str, Any]] = field(default_factory=list)
     #: Claims judged as one family (every pair of bots, or with ``top_k`` the neighbour pairs that
     #: matter) and the pairs of bots it settled, which the places follow from.
     family: int = 0
     pairs_settled: int = 0
+    #: The deals' seed commitments: {event, stage, commitment, seed (``SEED:SALT`` once revealed, else None)}.
+    seeds: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def tie_win_rate(self) -> float:
@@ -289,7 +289,7 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         bots, pairs, matrix, kind, _duplicates(matches) if partnerships else [], history, tau,
         withdrawn, dict(sorted(voided.items())), level, judged.settled and len(bots) > 1, apart, subjects,
         margin, judged.top_k, judged.decided and len(bots) > 1, judged.top_settled and len(bots) > 1,
-        judged.family, len(judged.ahead),
+        family=judged.family, pairs_settled=len(judged.ahead),
     )
     board.seeds = seeds
     return board
