@@ -28,6 +28,8 @@ import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..versions.snapshots import file_digest
+
 #: How a file Python may import code from ends (``.py`` and this interpreter's extension suffixes).
 CODE_SUFFIXES = (".py", *importlib.machinery.EXTENSION_SUFFIXES)
 #: Names shown at most in one refusal line.
@@ -68,14 +70,6 @@ def _runtime_libraries() -> Iterator[Path]:
                 yield Path(spec.origin)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 @functools.cache
 def manifest() -> tuple[tuple[str, str], ...]:
     """(path relative to ``sevenrocks/``, sha256) of every code file this process imports sevenrocks from,
@@ -89,9 +83,9 @@ def manifest() -> tuple[tuple[str, str], ...]:
                     continue
                 rel = f"{name}/{path.relative_to(folder).as_posix()}"
                 if rel not in found:  # an earlier portion of a namespace package wins, as in an import
-                    found[rel] = _sha256(path)
+                    found[rel] = file_digest(path)
     for lib in _runtime_libraries():
-        found.setdefault(f"../{lib.name}", _sha256(lib))
+        found.setdefault(f"../{lib.name}", file_digest(lib))
     return tuple(sorted(found.items()))
 
 
