@@ -280,7 +280,7 @@ def test_final_freezes_entries_and_plays_n_more_per_active_entrant(tmp_path: Pat
 
 
 def test_the_example_shows_every_league_key_at_its_default() -> None:
-    from sevenrocks.server.league.runner import LEAGUE_KEYS, LeagueSettings
+    from sevenrocks.server.league.settings import LEAGUE_KEYS, LeagueSettings
 
     example = Path(__file__).parent.parent.parent / "examples" / "league.toml"
     config, settings = load_league(example)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from sevenrocks.server.league.runner import league_fingerprint, parse_league
+from sevenrocks.server.league.runner import league_fingerprint
+from sevenrocks.server.league.settings import parse_league
 from sevenrocks.server.league.status import write_status
 from sevenrocks.server.events.store import Store
 

@@ -44,7 +44,7 @@ from ..stats.fit import Fit, Result, fit
 from ..stats.intervals import derive_seed
 from ..stats.places import Looks
 from ..stats.record import plays_head_to_head, records
-from ..stats.verdict import Neighbour, Verdict, half_width, match_information, verdict
+from ..stats.verdict import Neighbour, Verdict, match_information, verdict
 
 #: Share of a later round's matches spent on undecided neighbour pairs; the rest explores.
 FOCUS = 2 / 3

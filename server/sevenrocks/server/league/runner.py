@@ -36,7 +36,7 @@ from ..events.outcome import Withdrawn
 from ..events.identity import digest, entrant_identity
 from ..events.planner import judge_field, plan_round
 from ..events.schedule import MatchTask
-from .settings import LEAGUE_KEYS, MAX_ROUND_MATCHES, MAX_WAIT_S, LeagueSettings, load_league, parse_league
+from .settings import LeagueSettings, load_league
 from .status import State, write_status
 from ..versions.snapshots import SnapshotError, tree_digest
 from ..events.store import LeagueEntrant, Store
