@@ -51,8 +51,8 @@ TERMINAL_PAIRS = 20
 
 
 def adaptive(config: EventConfig, until_settled: bool, budget: int | None,
-             tie_within: str | None = None, top_k: int | None = None) -> EventConfig:
-    """``config`` scheduled adaptively, with the command line's stopping rule, δ and top k."""
+             tie_within: str | None = None, top_k: int | None = None, playoff: int | None = None) -> EventConfig:
+    """``config`` scheduled adaptively, with the command line's stopping rule, δ, top k and play-off."""
     s = config.schedule
     try:
         tie = s.tie_within if tie_within is None else tie_margin(
@@ -63,7 +63,8 @@ def adaptive(config: EventConfig, until_settled: bool, budget: int | None,
     if k >= len(config.entrants):
         raise click.BadParameter(f"{k} places of {len(config.entrants)} entrants; give fewer", param_hint="--top-k")
     s = dataclasses.replace(s, mode="adaptive", until_settled=until_settled or s.until_settled,
-                            budget=budget if budget is not None else s.budget, tie_within=tie, top_k=k)
+                            budget=budget if budget is not None else s.budget, tie_within=tie, top_k=k,
+                            playoff=playoff if playoff is not None else s.playoff)
     return dataclasses.replace(config, schedule=s)
 
 
@@ -100,6 +101,10 @@ def _number_or_text(text: str) -> float | str:
 @click.option("--top-k", type=click.IntRange(min=0), default=None, metavar="K",
               help="Adaptive events: only the first K places matter (prizes): settle their order and the "
                    "boundary below them, and spend the budget there (0: every place).")
+@click.option("--playoff", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Adaptive events: if the budget is spent with a place that matters still open, play at most "
+                   "N more matches among the contenders only (head to head, fresh deals) until it is decided; "
+                   "the likely cost is printed before the play-off starts (0: none; default: the config's).")
 @click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="PEM certificate chain; with --tls-key the referee serves TLS (remote entrants set SEVENROCKS_TLS_CA).")
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
@@ -120,7 +125,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
                cluster: str | None, listen: str, tls_cert: Path | None, tls_key: Path | None,
                replay: tuple[str, ...], until_settled: bool, budget: int | None, quiet: bool,
                web_addr: str | None, web_token: str | None, sandbox_mode: str | None,
-               tie_within: str | None = None, top_k: int | None = None) -> None:
+               tie_within: str | None = None, top_k: int | None = None, playoff: int | None = None) -> None:
     """Run (or resume) a round-robin event of bots over gRPC and publish its leaderboard.
 
     With no CONFIG, the reference bots registered in the `sevenrocks.bots`
@@ -144,6 +149,7 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
       sevenrocks tournament league.toml --listen 0.0.0.0:50051 --tls-cert cert.pem --tls-key key.pem
       sevenrocks tournament examples/event.toml --until-settled --budget 400
       sevenrocks tournament field.toml --until-settled --top-k 8 --tie-within 55%
+      sevenrocks tournament field.toml --budget 10000 --top-k 8 --playoff 20000   # prizes decided
       sevenrocks tournament --web 127.0.0.1:8080           # watch it live in a browser
       sevenrocks tournament examples/event.toml --sandbox bwrap      # refuse to run uncontained
       sevenrocks leaderboard --db league.db --format md    # print it again later
@@ -162,8 +168,8 @@ def tournament(config_path: Path | None, db_path: Path, out_dir: Path, concurren
     except ConfigError as e:
         raise BadInput(str(e)) from None
     config = with_options(config, concurrency, sandbox_mode)
-    if until_settled or budget is not None or tie_within is not None or top_k is not None:
-        config = adaptive(config, until_settled, budget, tie_within, top_k)
+    if until_settled or budget is not None or tie_within is not None or top_k is not None or playoff is not None:
+        config = adaptive(config, until_settled, budget, tie_within, top_k, playoff)
     web = parse_web(web_addr)
     from rich.console import Console
 

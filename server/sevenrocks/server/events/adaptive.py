@@ -9,6 +9,11 @@ format has it), the rest exploring. The event stops at the match budget, or,
 with ``until_settled``, as soon as every neighbour pair that matters (the first
 ``top_k`` places, or all) is decided: ahead, or tied within ``tie_within``.
 
+With ``[schedule].playoff``, an event whose budget is spent with a pair that
+matters still open goes on to a play-off (:mod:`.playoff`): only the contenders
+play, head to head, until the pairs are decided or the play-off's own budget is
+spent; what it will likely cost is stated before its first match.
+
 Round sizes do not depend on the budget: the budget only cuts the round it falls
 in. So raising the budget of a finished event continues exactly as an event run
 with the larger budget from the start would have.
@@ -27,6 +32,7 @@ from sevenrocks.sdk.rules import Offender
 
 from .config import EventConfig
 from .planner import judge_field, plan_round
+from .playoff import Statement, plan_playoff, statement
 from .schedule import MatchTask, fingerprint
 from ..stats.fit import Result
 from ..stats.places import Looks
@@ -71,6 +77,8 @@ class AdaptivePlan:
     last: Verdict | None = field(init=False, default=None)
     #: What the verdict's looks so far proved (each round's look carries them on): settled stays settled.
     looks: Looks | None = field(init=False, default=None)
+    #: The play-off's statement once it has begun (None: the main stage, or no play-off).
+    playoff: Statement | None = field(init=False, default=None)
 
     @property
     def budget(self) -> int:
@@ -85,21 +93,37 @@ class AdaptivePlan:
         return self._commit(plan_round(self.config, self.names, [], 0, first_size(self.config), start_index=0))
 
     def next_round(self, results: Sequence[Result]) -> list[MatchTask]:
-        """The next round from the results of every task so far; [] when the event is over."""
-        if len(self.tasks) >= self.budget:
+        """The next round from the results of every task so far; [] when the event is over.
+
+        The main stage plays until its budget (or, with ``until_settled``, until every
+        pair that matters is decided); then, with ``[schedule].playoff`` and a pair that
+        matters still open, the play-off's rounds until they are decided or its budget is spent.
+        """
+        s = self.config.schedule
+        if self.playoff is not None:
+            if len(self.tasks) >= self.playoff.start + self.playoff.budget:
+                return []
+        elif len(self.tasks) >= self.budget and not s.playoff:
             return []
-        _, v = judge_field(self.config, self.names, results, self.looks)
+        f, v = judge_field(self.config, self.names, results, self.looks)
         self.last, self.looks = v, v.looks
-        if self.config.schedule.until_settled and v.decided:
+        main_over = self.playoff is None and len(self.tasks) >= self.budget
+        if v.decided and (s.until_settled or main_over or self.playoff is not None):
             return []
-        return self._commit(plan_round(self.config, self.names, results, self.rounds, round_size(self.config),
-                                       start_index=len(self.tasks), judged=v))
+        if self.playoff is None and not main_over:
+            return self._commit(plan_round(self.config, self.names, results, self.rounds, round_size(self.config),
+                                           start_index=len(self.tasks), judged=v))
+        if self.playoff is None:  # the budget is spent with a pair that matters open: the play-off begins
+            self.playoff = statement(self.config, f, v, len(self.tasks))
+        return self._commit(plan_playoff(self.config, self.names, results, self.rounds, round_size(self.config), f,
+                                         v, start_index=len(self.tasks)))
 
     def _commit(self, out: list[MatchTask]) -> list[MatchTask]:
         self.tasks.extend(out)
         if out:
             self.rounds += 1
-        return [t for t in out if t.index < self.budget]
+        end = self.budget if self.playoff is None else self.playoff.start + self.playoff.budget
+        return [t for t in out if t.index < end]
 
 
 def result_of(seats: Sequence[str], ranks: Sequence[int], group: str, fault: Offender | None = None) -> Result:

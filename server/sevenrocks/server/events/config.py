@@ -162,6 +162,10 @@ class ScheduleSettings:
     #: Only the first ``top_k`` places matter (prizes): the verdict and the planner look at
     #: their order and the boundary below them. 0: every place.
     top_k: int = 0
+    #: Adaptive: once ``budget`` is spent with a place that matters still open, a play-off of at
+    #: most this many more matches among the contenders only (:func:`.planner.plan_playoff`),
+    #: head to head where the format has it, on fresh deals. 0: no play-off.
+    playoff: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +225,8 @@ class EventConfig:
             "preflight": self.preflight,
             "schedule": {"mode": self.schedule.mode, "budget": self.schedule.budget,
                          "round_deals": self.schedule.round_deals, "until_settled": self.schedule.until_settled,
-                         "tie_within": self.schedule.tie_within, "top_k": self.schedule.top_k},
+                         "tie_within": self.schedule.tie_within, "top_k": self.schedule.top_k,
+                         "playoff": self.schedule.playoff},
             "time": {"per_move_ms": self.time.per_move_ms, "bank_ms": self.time.bank_ms,
                      "connect_timeout_s": self.time.connect_timeout_s},
             "faults": {"kind": self.faults.kind, "max_strikes": self.faults.max_strikes},
@@ -248,7 +253,7 @@ EVENT_KEYS = {
     "seed", "concurrency", "teams", "preflight", "head_to_head", "candidates",
 }
 TOP_KEYS = {"event", "entrants", "time", "faults", "ratings", "bots", "schedule", "sandbox"}
-SCHEDULE_KEYS = {"mode", "budget", "round_deals", "until_settled", "tie_within", "top_k"}
+SCHEDULE_KEYS = {"mode", "budget", "round_deals", "until_settled", "tie_within", "top_k", "playoff"}
 ENTRANT_KEYS = {"name", "command", "bot", "remote", "token", "env", "protocol"}
 #: How a launched entrant's program talks: gRPC itself, or JSON lines through the stdio adapter.
 PROTOCOLS = ("grpc", "stdio")
@@ -565,10 +570,12 @@ def _schedule(where: str, raw: Mapping[str, Any], partnerships: bool = True) -> 
     tie = tie_margin(f"{where}.tie_within", raw["tie_within"], partnerships) if "tie_within" in raw else 0.0
     top_k = _get(where, raw, "top_k", int, 0)
     _within(f"{where}.top_k", top_k, 0, 10**6, "a number of places, 0 for all")
-    if mode == "fixed" and (set(raw) & {"budget", "round_deals", "tie_within", "top_k"} or until):
-        raise ConfigError(f"{where}: budget, round_deals, until_settled, tie_within and top_k need "
+    playoff = _get(where, raw, "playoff", int, 0)
+    _within(f"{where}.playoff", playoff, 0, 10**9, "a number of matches, 0 for no play-off")
+    if mode == "fixed" and (set(raw) & {"budget", "round_deals", "tie_within", "top_k", "playoff"} or until):
+        raise ConfigError(f"{where}: budget, round_deals, until_settled, tie_within, top_k and playoff need "
                           "mode = \"adaptive\"")
-    return ScheduleSettings(mode, budget, round_deals, until, tie, top_k)
+    return ScheduleSettings(mode, budget, round_deals, until, tie, top_k, playoff)
 
 
 

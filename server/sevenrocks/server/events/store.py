@@ -130,12 +130,21 @@ CREATE TABLE IF NOT EXISTS verdict_looks (
     event_id TEXT PRIMARY KEY REFERENCES events(event_id),
     looks TEXT NOT NULL                    -- JSON: the largest evidence each claim reached (stats/places.py)
 );
+CREATE TABLE IF NOT EXISTS playoffs (
+    event_id TEXT PRIMARY KEY REFERENCES events(event_id),
+    statement TEXT NOT NULL,               -- JSON: contenders, open pairs, likely cost (events/playoff.py)
+    stated_at REAL NOT NULL                -- before the play-off's first match
+);
 """
 
 #: Tables added to an existing database when a writer opens it (additive, like ADDED_COLUMNS).
 ADDED_TABLES = ["""CREATE TABLE IF NOT EXISTS verdict_looks (
     event_id TEXT PRIMARY KEY REFERENCES events(event_id),
     looks TEXT NOT NULL
+)""", """CREATE TABLE IF NOT EXISTS playoffs (
+    event_id TEXT PRIMARY KEY REFERENCES events(event_id),
+    statement TEXT NOT NULL,
+    stated_at REAL NOT NULL
 )"""]
 
 
@@ -773,6 +782,19 @@ class Store:
         """Keep the verdict's running evidence, so a resumed event's settled pairs stay settled."""
         with self.transaction():
             self.db.execute("INSERT OR REPLACE INTO verdict_looks VALUES (?, ?)", (event_id, looks))
+
+    def playoff(self, event_id: str) -> str | None:
+        """The play-off's statement (JSON, :class:`.playoff.Statement`) once it has begun, or None."""
+        try:
+            row = self.db.execute("SELECT statement FROM playoffs WHERE event_id = ?", (event_id,)).fetchone()
+        except sqlite3.OperationalError:  # a database no writer of this version has opened yet
+            return None
+        return None if row is None else str(row[0])
+
+    def save_playoff(self, event_id: str, statement: str) -> None:
+        """Keep what the play-off was said to be and cost, before its first match (the first statement stays)."""
+        with self.transaction():
+            self.db.execute("INSERT OR IGNORE INTO playoffs VALUES (?, ?, ?)", (event_id, statement, time.time()))
 
     def finish_event(self, event_id: str) -> None:
         with self.transaction():

@@ -314,9 +314,12 @@ class AdaptiveRounds:
     event is finished with what was played.
     """
 
-    def __init__(self, config: EventConfig, results: dict[str, Result]) -> None:
+    def __init__(self, config: EventConfig, results: dict[str, Result],
+                 say: Callable[[str], None] | None = None) -> None:
         self.schedule, self.current = replay_rounds(config, results.get)
         self.guarded = False
+        self.say = say
+        self.announced = False
 
     @staticmethod
     def fingerprint(config: EventConfig) -> str:
@@ -332,11 +335,28 @@ class AdaptiveRounds:
         exactly when the budget was raised. The stored total is the budget in force.
         """
         assert run.results is not None
+        name = run.config.name
+        stated = run.store.playoff(name)
+        if run.config.schedule.playoff or stated is not None:
+            planned = {t.match_id for t in self.schedule.tasks}
+            strays = sorted(set(run.results) - planned)
+            if strays:  # a play-off was played after the main stage's budget; a new budget would rewrite it
+                raise StoreError(
+                    f"event {name!r} has {len(strays)} stored matches its rounds no longer plan (e.g. "
+                    f"{strays[0]}): its play-off began after the budget it was played with; resume with that "
+                    "--budget and [schedule].playoff at least as large as before")
+        self.announced = stated is not None
+        self.announce(run)
         left = any(t.match_id not in run.results for t in self.current)
         if run.plan.was_finished and (run.plan.withdrawn or not left):
             return
-        run.store.set_total(run.config.name, run.config.schedule.budget, reopen=run.plan.was_finished)
+        run.store.set_total(run.config.name, self.total(run.config), reopen=run.plan.was_finished)
         run.plan.was_finished = False
+
+    def total(self, config: EventConfig) -> int:
+        """The matches the event may play now: its budget, and once the play-off began, the play-off's too."""
+        said = self.schedule.playoff
+        return config.schedule.budget if said is None else said.main + said.budget
 
     async def plan(self, run: Run) -> Iterable[MatchTask] | None:
         if run.plan.was_finished or run.plan.withdrawn or not self.current:
@@ -363,6 +383,20 @@ class AdaptiveRounds:
                                                  if t.match_id in results])
         if self.schedule.looks is not None:  # the leaderboard reads them (a replay rebuilds them the same)
             run.store.save_verdict_looks(run.config.name, self.schedule.looks.to_json())
+        self.announce(run)
+
+    def announce(self, run: Run) -> None:
+        """Store and say the play-off's statement once it has begun, before its first match is played."""
+        said = self.schedule.playoff
+        if said is None or self.announced:
+            return
+        self.announced = True
+        run.store.save_playoff(run.config.name, said.to_json())
+        run.plan.total = self.total(run.config)
+        run.store.set_total(run.config.name, run.plan.total)
+        if self.say is not None:
+            for line in said.lines():
+                self.say(line)
 
     def finish(self, run: Run) -> None:
         if not run.plan.was_finished:
@@ -433,7 +467,7 @@ async def _run_event(
     assert run.results is not None or not adaptive
     rounds: Rounds
     if run.results is not None:
-        rounds = AdaptiveRounds(config, run.results)
+        rounds = AdaptiveRounds(config, run.results, say)
         rounds.resume(run)
     else:
         rounds = FixedRounds(config, store)

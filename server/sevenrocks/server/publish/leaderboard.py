@@ -21,6 +21,7 @@ from ..stats.verdict import DEFAULT_LEVEL, Verdict, verdict, win_rate_of_margin
 from ..stats.intervals import percentile, wilson
 from ..stats.places import Looks, place_text
 from ..stats.record import plays_head_to_head, records
+from ..events.playoff import Statement
 from ..events.store import EventInfo, Store, StoredMatch
 
 
@@ -152,6 +153,9 @@ class Leaderboard:
     pairs_settled: int = 0
     #: The deals' seed commitments: {event, stage, commitment, seed (``SEED:SALT`` once revealed, else None)}.
     seeds: list[dict[str, Any]] = field(default_factory=list)
+    #: Each event's play-off as stated before its first match (:class:`..events.playoff.Statement`'s
+    #: fields, plus ``event`` and ``played``: the matches it has played so far).
+    playoffs: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def tie_win_rate(self) -> float:
@@ -292,6 +296,12 @@ def build_leaderboard(store: Store, event: str | None = None, history_points: in
         family=judged.family, pairs_settled=len(judged.ahead),
     )
     board.seeds = seeds
+    for e in ids:
+        stated = store.playoff(e)
+        if stated is not None:
+            said = Statement.from_json(stated)
+            played = sum(m.event_id == e and m.index >= said.start for m in matches)
+            board.playoffs.append({"event": e, **asdict(said), "played": played})
     return board
 
 

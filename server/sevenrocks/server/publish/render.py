@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
+from ..events.playoff import Statement
 from .leaderboard import Leaderboard, Row
 from .texttable import text_table
 
@@ -231,6 +232,9 @@ def lifecycle_lines(lb: Leaderboard) -> list[str]:
     if lb.voided:
         lines.append(f"Voided and played again (infrastructure faults, charged to no bot): "
                      f"{'; '.join(f'{k} {n}' for k, n in lb.voided.items())}")
+    for p in lb.playoffs:
+        lines += Statement.from_dict(p).lines()
+        lines.append(f"  the play-off has played {p['played']} of at most {p['budget']} matches")
     for c in lb.seeds:
         what = c["event"] if c["stage"] == "event" else f"{c['event']}, final"
         lines.append(f"Deal seed ({what}): committed, sha256 {c['commitment']}")  # two lines: a pipe's width
