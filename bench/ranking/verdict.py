@@ -78,11 +78,19 @@ class Event:
     #: A claim made at one look was gone at a later one: as the product judges (looks kept), and afresh.
     flicker: bool = False
     flicker_fresh: bool = False
+    #: The play-off (``[schedule].playoff``): matches it played, and what it said it would likely take (None: none).
+    playoff_played: int | None = None
+    playoff_likely: int | None = None
+    playoff_capped: bool = False
+    #: The main stage's matches, and the CPU seconds the event took to simulate.
+    main: int = 0
+    cpu: float = 0.0
 
 
 def run(cfg: EventConfig, play: Play, truth: Sequence[str], top: int | None,
         twins: frozenset[str] = frozenset()) -> Event:
-    """One adaptive event to its budget, judged after every round."""
+    """One adaptive event to its budget (and its play-off, if it has one), judged after every round."""
+    cpu0 = time.process_time()
     plan = AdaptivePlan(cfg)
     names = plan.names
     results: list[Result] = []
@@ -108,7 +116,11 @@ def run(cfg: EventConfig, play: Play, truth: Sequence[str], top: int | None,
             fresh_claimed |= fresh
     assert v is not None
     k = len(truth) if top is None else top
-    return Event(list(v.order[:k]) == list(truth[:k]), v.top_settled, false_claim, settled_at, flicker, flicker_fresh)
+    said = plan.playoff
+    main = len(results) if said is None else said.main
+    return Event(list(v.order[:k]) == list(truth[:k]), v.top_settled, false_claim, settled_at, flicker, flicker_fresh,
+                 None if said is None else len(results) - said.main, None if said is None else said.likely,
+                 bool(said and said.capped), main, time.process_time() - cpu0)
 
 
 #: Also judge every look afresh (no looks kept), to count the flickers the looks prevent (costs a verdict a look).
@@ -184,6 +196,33 @@ def summary(name: str, size: str, events: list[Event]) -> list[str]:
 HEADERS = ["truth", "event", "events", "P(order right) (95% CI)", "P(says settled)",
            "false claims at any look (95% upper)", "matches to settle: median (never)",
            "flickers (judged afresh)"]
+
+
+def playoff_table(field_rows: list[tuple[str, int, list[Event]]]) -> list[str]:
+    """The 64 field's top 8 with and without a play-off: settled, right, and what the play-off cost and said."""
+    out = ["\nThe 64 field's top 8, the same events without and with a play-off (its likely cost stated before it "
+           "began, read off the fit's gaps):",
+           "| design | events | P(top 8 settled) (95% CI) | P(top 8 right) | main-stage matches | play-off matches: "
+           "median (max) | stated likely: median (capped) | played / stated (median) | CPU s per event |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for label, playoff, events in field_rows:
+        n = len(events)
+        k = sum(e.settled for e in events)
+        lo, hi = wilson(k, n)
+        played = [e.playoff_played or 0 for e in events] if playoff else []
+        likely = [e.playoff_likely for e in events if e.playoff_likely is not None]
+        ratio = [e.playoff_played / e.playoff_likely for e in events
+                 if e.playoff_played is not None and e.playoff_likely]
+        out.append(f"| {label} | {n} | {k / n:.2f} ({lo:.2f}–{hi:.2f}) | {sum(e.right for e in events) / n:.2f} | "
+                   f"{statistics.median(e.main for e in events):.0f} | "
+                   + (f"{statistics.median(played):.0f} ({max(played)}) | " if played else "– | ")
+                   + (f"{statistics.median(likely):.0f} ({sum(e.playoff_capped for e in events)}) | " if likely else "– | ")
+                   + (f"{statistics.median(ratio):.2f} | " if ratio else "– | ")
+                   + f"{statistics.median(e.cpu for e in events):.0f} |")
+    out.append("Play-off matches: every match after the main stage (its budget), among the contenders only. Events "
+               "that settled in the main stage play none (counted as 0). Capped: the statement said the open pairs "
+               "likely need more than the play-off's budget.")
+    return out
 
 
 #: The league-like field: nine entrants from μ 36.8 to 18.9 (the organiser's league's ends), two close pairs.
@@ -265,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--field-events", type=int, default=4, help="events of the 64-entrant field")
     ap.add_argument("--long", type=int, default=400, help="budget of the synthetic four-entrant events")
     ap.add_argument("--field-per-entrant", type=int, default=120, help="matches per entrant of the 64 field")
+    ap.add_argument("--playoff", type=int, default=20000, help="play-off budget of the 64 field's second row")
     ap.add_argument("--league-events", type=int, default=200, help="events of the nine-entrant league-like field")
     ap.add_argument("--league-matches", type=int, default=735, help="matches of each league-like event")
     ap.add_argument("--seed", type=int, default=1)
@@ -293,9 +333,14 @@ def main(argv: list[str] | None = None) -> int:
     theta, truth = field64()
     c = synthetic_config(truth, 64 * args.field_per_entrant, top_k=8)
     c = replace(c, schedule=replace(c.schedule, round_deals=64))
-    rows.append(summary("64 entrants, top-8 neighbours 56–65%", f"top_k 8, {args.field_per_entrant}/entrant",
-                        [run(replace(c, seed=args.seed + i), model_play(theta, rng), truth, 8)
-                         for i in range(args.field_events)]))
+    field_rows: list[tuple[str, int, list[Event]]] = []
+    for playoff in (0, args.playoff) if args.field_events else ():
+        cp = replace(c, schedule=replace(c.schedule, playoff=playoff))
+        label = "64 entrants, top-8 neighbours 56–65%" + (f", play-off ≤ {playoff}" if playoff else "")
+        events = [run(replace(cp, seed=args.seed + i), model_play(theta, random.Random(args.seed * 1000 + i)), truth, 8)
+                  for i in range(args.field_events)]  # the same events with and without: paired
+        rows.append(summary(label, f"top_k 8, {args.field_per_entrant}/entrant", events))
+        field_rows.append((label, playoff, events))
     timings.append(f"64 field {time.monotonic() - t0:.0f} s")
     t0 = time.monotonic()
     places = league_table(args.league_events, args.league_matches, rng, args.seed)
@@ -311,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\nTwins: any 'ahead' between them is false, and their order is a coin toss (P(order right) ~ 0.5);"
           " elsewhere 'ahead' the wrong way is false. The 64 field's order and 'settled' are its top 8 (top_k);"
           " matches to settle count the whole event's matches.")
+    if field_rows:
+        print("\n".join(playoff_table(field_rows)))
     print("\n".join(places))
     return 0
 

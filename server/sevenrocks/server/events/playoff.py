@@ -126,7 +126,7 @@ def likely_matches(fit: Fit, pair: Neighbour, family: int, level: float, partner
                    per_match_scale: float = 1.0) -> int | None:
     """Matches between the pair that would likely settle it: the information at which the fit's share
     of the evidence (weight :data:`FIT_WEIGHT`) clears 0 at the strictest Holm level of ``family``
-    claims, if the gap is what the fit estimates, minus the information it has now.
+    claims, if the gap is what the fit believes (its root mean square), minus the information it has now.
 
     A rough price, not a promise: half the pairs whose gap is as estimated settle sooner,
     half later, and a pair whose true gap is smaller takes longer (or never settles).
@@ -134,8 +134,11 @@ def likely_matches(fit: Fit, pair: Neighbour, family: int, level: float, partner
     match gives (1 head to head; a partnership table with two others teaches about a quarter).
     """
     d, se = doubt(fit, pair.upper, pair.lower, level)
-    if not (se > 0 and math.isfinite(se)) or d == 0:
+    if not (se > 0 and math.isfinite(se)):
         return None
+    # The gap the price is read at: the posterior's root mean square, sqrt(d̂² + se²), rather than d̂
+    # itself; an open pair's d̂ is often near 0 by chance, and 0 would price it at "never".
+    d = math.hypot(d, se)
     strict = 1 - (1 - level) * FIT_WEIGHT / max(1, family)
     now = 1 / (se * se)
     lo, hi = now, now
