@@ -147,3 +147,16 @@ def test_tournament_playoff_from_the_command_line(tmp_path: Path) -> None:
     # A new budget would rewrite the rounds the play-off followed: refused, with what to do.
     moved = sevenrocks(*args, "--budget", "20", "--playoff", "300", cwd=tmp_path)
     assert moved.returncode != 0 and "resume with that --budget" in moved.stderr
+
+
+def test_without_head_to_head_the_pair_meets_across_a_partnership_table_and_the_statement_says_who_fills_it() -> None:
+    cfg = field_config(budget=60, playoff=400)
+    cfg = replace(cfg, head_to_head=False)
+    plan, _ = run(cfg)
+    said = plan.playoff
+    assert said is not None and set(said.contenders) == {"a", "b"} and "nearest" in said.how
+    extra = [t for t in plan.tasks if t.index >= said.start]
+    assert extra
+    for t in extra:  # a and b on opposite sides (seats 0/2 against 1/3), two others filling the table
+        side = {s: i % 2 for i, s in enumerate(t.seats)}
+        assert {"a", "b"} <= set(t.seats) and side["a"] != side["b"] and len(set(t.seats)) == 4

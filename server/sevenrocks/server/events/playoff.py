@@ -70,6 +70,8 @@ class Statement:
     #: Matches all the open pairs likely need together (at most ``budget``), and whether that is capped.
     likely: int
     capped: bool
+    #: How its tables seat the pairs: "head to head", or with the nearest-ranked entrants (a table needs four).
+    how: str = "head to head"
 
     def lines(self) -> list[str]:
         """The statement as the console and the leaderboard print it."""
@@ -79,7 +81,7 @@ class Statement:
                 f"likely more than its budget of {self.budget} matches: some pairs may stay open")
         return [f"Play-off after {self.main} matches: {len(self.contenders)} contenders "
                 f"({', '.join(self.contenders)}) for {len(self.pairs)} open pair(s) that decide places; "
-                f"{cost} (at most {self.budget}, head to head on fresh deals; nobody else plays).",
+                f"{cost} (at most {self.budget}, {self.how}, on fresh deals).",
                 f"Likely matches per open pair, if each gap is what the fit estimates: {shown}."]
 
     def to_json(self) -> str:
@@ -93,7 +95,8 @@ class Statement:
     def from_dict(raw: Mapping[str, Any]) -> Statement:
         """From :meth:`to_json`'s fields (keys it does not have, such as a leaderboard's ``played``, ignored)."""
         return Statement(int(raw["start"]), int(raw["main"]), int(raw["budget"]), tuple(raw["contenders"]),
-                         tuple(OpenPair(**p) for p in raw["pairs"]), int(raw["likely"]), bool(raw["capped"]))
+                         tuple(OpenPair(**p) for p in raw["pairs"]), int(raw["likely"]), bool(raw["capped"]),
+                         str(raw.get("how", "head to head")))
 
 
 def open_pairs(v: Verdict) -> list[Neighbour]:
@@ -187,8 +190,10 @@ def statement(config: EventConfig, fit: Fit, v: Verdict, start: int) -> Statemen
         pairs.append(OpenPair(n.upper, n.lower, round(d, 3), round(n.low, 3), round(n.high, 3),
                               need[(n.upper, n.lower)]))
     total = sum(budget if p.likely is None else p.likely for p in pairs)
+    how = ("head to head; nobody else plays" if _per_match(config) == 1.0 else
+           "each pair at a table with the entrants ranked nearest to it, who fill the seats")
     return Statement(start, min(start, config.schedule.budget), budget, tuple(contenders(v)), tuple(pairs),
-                     min(total, budget), total > budget)
+                     min(total, budget), total > budget, how)
 
 
 def _per_match(config: EventConfig) -> float:
