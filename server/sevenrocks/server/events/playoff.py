@@ -33,13 +33,12 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
-from scipy import special
-
 from .config import EventConfig
 from .planner import _Field, _focus_table, table_matches, tasks_of
 from .schedule import MatchTask
 from ..stats.fit import BETA, Fit, Result
-from ..stats.verdict import FIT_WEIGHT, Neighbour, Verdict, doubt, half_width
+from ..stats.verdict import FIT_WEIGHT, Neighbour, Verdict, doubt, half_width, match_information
+
 
 @dataclass(frozen=True, slots=True)
 class OpenPair:
@@ -82,7 +81,7 @@ class Statement:
         return [f"Play-off after {self.main} matches: {len(self.contenders)} contenders "
                 f"({', '.join(self.contenders)}) for {len(self.pairs)} open pair(s) that decide places; "
                 f"{cost} (at most {self.budget}, {self.how}, on fresh deals).",
-                f"Likely matches per open pair, if each gap is what the fit estimates: {shown}."]
+                f"Likely matches per open pair, if each gap is what the fit believes: {shown}."]
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -113,16 +112,11 @@ def contenders(v: Verdict) -> list[str]:
 def h2h_information(gap: float, partnerships: bool = True) -> float:
     """Fisher information about θ_a − θ_b in one head-to-head match (A+A against B+B), in 1/points².
 
-    P(A wins) = Φ(d / s), s = β (partnerships) or √2 β (a fives pair):
-    φ(z)² / (Φ(z) Φ(−z)) / s² at z = d / s.
+    P(A wins) = Φ(d / s), s = β (partnerships) or √2 β (a fives pair); at d = 0 it is
+    (2/π) / s², and :func:`..stats.verdict.match_information` is the share of that left at ``gap``.
     """
     s = BETA if partnerships else math.sqrt(2) * BETA
-    z = abs(gap) / s
-    p = float(special.ndtr(-z))
-    if p <= 0:
-        return 0.0
-    phi = math.exp(-z * z / 2) / math.sqrt(2 * math.pi)
-    return phi * phi / (p * (1 - p)) / (s * s)
+    return match_information(gap, partnerships) * (2 / math.pi) / (s * s)
 
 
 def likely_matches(fit: Fit, pair: Neighbour, family: int, level: float, partnerships: bool = True,
