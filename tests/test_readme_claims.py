@@ -229,3 +229,28 @@ def test_the_settle_cost_table_is_the_one_look_arithmetic() -> None:
         assert int(never) <= int(said.group(3))
     quoted = claim(TOURNAMENT, r"\(([0-9.]+) at 53/47\),\s*within 1\.5 times", "docs/tournament.md")
     assert quoted.group(1) == rows[0][8] and float(quoted.group(1)) <= 1.5
+
+
+def test_the_playoff_figures_are_the_benchs_rows() -> None:
+    """docs/tournament.md's "top 8 settled in k of n events ... against 0 of n without" and the play-off's cost
+    are the bench/ranking/verdict.py rows it quotes, and the settled share meets the promise of 0.8."""
+    said = claim(TOURNAMENT, r"With the play-off the top 8 settled in (\d+) of (\d+) events\*\* \(P = ([0-9.]+), 95% CI "
+                             r"([0-9.]+)–([0-9.]+)\), against (\d+) of (\d+) without", "docs/tournament.md")
+    k, n = int(said.group(1)), int(said.group(2))
+    cells = places_cells_of("64 entrants, top-8 neighbours 56–65%, play-off ≤ 20000")
+    alone = places_cells_of("64 entrants, top-8 neighbours 56–65%")
+    assert cells[1] == str(n) == said.group(7) and cells[2] == f"{said.group(3)} ({said.group(4)}–{said.group(5)})"
+    assert round(float(said.group(3)) * n) == k and float(said.group(3)) >= 0.8
+    assert alone[2].startswith(f"{int(said.group(6)) / n:.2f} ")
+    cost = claim(TOURNAMENT, r"The play-off played a median of ([0-9,]+) matches \(at most ([0-9,]+)\)", "docs/tournament.md")
+    assert cells[5] == f"{cost.group(1).replace(',', '')} ({cost.group(2).replace(',', '')})"
+    ratio = claim(TOURNAMENT, r"played a median of ([0-9.]+) of what its statement said before it began \(median "
+                              r"statement ([0-9,]+) matches", "docs/tournament.md")
+    assert cells[7] == ratio.group(1) and cells[6].startswith(ratio.group(2).replace(",", "") + " ")
+
+
+def places_cells_of(label: str) -> list[str]:
+    """The cells of ``label``'s row in docs/tournament.md's play-off table (the first table with that label)."""
+    row = claim(TOURNAMENT, rf"\| {re.escape(label)} \| \d+ \| [0-9.]+ \([^|]*\) \|[^\n]*?\| (?=\| )",
+                "docs/tournament.md's play-off table")
+    return [c.strip() for c in row.group(0).strip("| ").split(" | ")]
