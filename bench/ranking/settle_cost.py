@@ -40,7 +40,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,6 +124,12 @@ def field_event(p: float, rng: random.Random, seed: int, budget: int) -> tuple[i
     return len(results), pair, settled
 
 
+def pair_rng(seed: int, what: str, k: int) -> random.Random:
+    """The k-th pair's (or event's) own results under ``seed``: the same whatever the knobs, and
+    whatever else the run measures (a row is seeded by its p, not by its place in ``--p``)."""
+    return random.Random(f"{seed}/{what}/{k}")
+
+
 def knobs(rho: float | None, fit_weight: float | None) -> str:
     """Set the verdict's ρ and fit weight in this process (None: the product's); what they are now."""
     if rho is not None:
@@ -134,13 +140,14 @@ def knobs(rho: float | None, fit_weight: float | None) -> str:
     return f"RHO {verdict_module.RHO:g}, FIT_WEIGHT {verdict_module.FIT_WEIGHT:g}"
 
 
-def row(p: float, events: int, look: int, cap: float, seed: int) -> dict[str, float | int | None]:
+def row(p: float, events: int, look: int, cap: float, seed: int) -> dict[str, Any]:
     n = fixed_n(p)
     limit = math.ceil(cap * n)
-    rng = random.Random(seed)
     c = pair_config()
     t0 = time.process_time()
-    got = [settle(c, p, rng, look, limit) for _ in range(events)]
+    # Each pair has its own stream of results (seeded by the run's seed, p and its index), so runs with
+    # different knobs judge the very same matches: the comparison between them is paired.
+    got = [settle(c, p, pair_rng(seed, f"pair {p:g}", k), look, limit) for k in range(events)]
     done = sorted(x for x in got if x is not None)
     # The median counts the pairs never settled within the cap as later than every settled one.
     ranked = done + [math.inf] * (events - len(done))
@@ -150,13 +157,14 @@ def row(p: float, events: int, look: int, cap: float, seed: int) -> dict[str, fl
             "by_n": sum(x <= n for x in done) / events, "by_1_5n": sum(x <= 1.5 * n for x in done) / events,
             "never": events - len(done), "limit": limit,
             "ratio": None if math.isinf(median) else round(median / n, 2),
-            "cpu_s": round(time.process_time() - t0, 1)}
+            "cpu_s": round(time.process_time() - t0, 1), "settled_at": got}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--events", type=int, default=40, help="simulated pairs per p")
-    ap.add_argument("--p", type=float, nargs="+", default=[0.53, 0.56], help="A's true win rate against B")
+    ap.add_argument("--p", type=float, nargs="+", default=[0.53, 0.56, 0.60, 0.70],
+                    help="A's true win rate against B (close pairs and lopsided: the cost curve)")
     ap.add_argument("--look", type=int, default=8, help="matches between looks (even: whole tables)")
     ap.add_argument("--cap", type=float, default=3.0, help="stop a pair at cap x the one-look n")
     ap.add_argument("--rho", type=float, default=None, help="the verdict's RHO (default: the product's)")
@@ -173,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setting = knobs(args.rho, args.fit_weight)
     load = os.getloadavg()[0]
     t0, w0 = time.process_time(), time.monotonic()
-    rows = [row(p, args.events, args.look, args.cap, args.seed + i) for i, p in enumerate(args.p)] if args.events else []
+    rows = [row(p, args.events, args.look, args.cap, args.seed) for p in args.p] if args.events else []
     print(f"{setting}, a look every {args.look} matches, level {LEVEL}, {args.events} pairs per p (cap {args.cap:g} n); "
           f"{time.process_time() - t0:.0f} s CPU, {time.monotonic() - w0:.0f} s wall, "
           f"load {load:.1f} -> {os.getloadavg()[0]:.1f} (shared 2-core machine)")
@@ -190,8 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     field = []
     if args.field_events:
         t1 = time.process_time()
-        rng = random.Random(args.seed)
-        field = [field_event(0.53, rng, args.seed + i, args.field_budget) for i in range(args.field_events)]
+        field = [field_event(0.53, pair_rng(args.seed, "event", i), args.seed + i, args.field_budget)
+                 for i in range(args.field_events)]
         done = [(m, k) for m, k, ok in field if ok]
         share = sum(k for _, k in done) / max(1, sum(m for m, _ in done))
         print(f"\nDefault design, four entrants, middle pair 53/47, until settled (budget {args.field_budget}), "
