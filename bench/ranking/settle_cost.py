@@ -202,10 +202,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                  for i in range(args.field_events)]
         done = [(m, k) for m, k, ok in field if ok]
         share = sum(k for _, k in done) / max(1, sum(m for m, _ in done))
+        shares = sorted(k / m for m, k in done)
+        # An event still open at the budget counts as later than every settled one (as the pair rows do).
+        ranked = sorted(m for m, _ in done) + [math.inf] * (len(field) - len(done))
+        median = statistics.median(ranked) if ranked else math.inf
+        n = fixed_n(0.53)
         print(f"\nDefault design, four entrants, middle pair 53/47, until settled (budget {args.field_budget}), "
               f"{args.field_events} events, {time.process_time() - t1:.0f} s CPU: settled {len(done)}; "
-              f"(matches, the pair's head to head, settled) per event: {field}; the pair's share of the settled "
-              f"events' matches {share:.0%}, of all {sum(k for _, k, _ in field) / sum(m for m, _, _ in field):.0%}")
+              f"(matches, the pair's head to head, settled) per event: {field}")
+        if shares:
+            print(f"The pair's share of the settled events' matches: {share:.0%} pooled, per event median "
+                  f"{statistics.median(shares):.0%} (range {shares[0]:.0%}–{shares[-1]:.0%}); of all events' matches "
+                  f"{sum(k for _, k, _ in field) / sum(m for m, _, _ in field):.0%}")
+        print("Event matches to settle: median " + ("> budget" if math.isinf(median) else
+              f"{median:.0f} = {median / n:.2f} x the pair's one-look n ({n})"))
+        if done:
+            pair_median = statistics.median(k for _, k in done)
+            print(f"The pair's own head-to-head matches in the settled events: median {pair_median:.0f} "
+                  f"= {pair_median / n:.2f} x n")
     if args.json is not None:
         args.json.write_text(json.dumps({"setting": setting, "look": args.look, "rows": rows,
                                          "field": field}, indent=1) + "\n")
