@@ -47,16 +47,19 @@ ROOT = Path(__file__).resolve().parents[2]
 for src in ("proto", "sdk", "server", "bots"):
     if str(ROOT / src) not in sys.path:
         sys.path.insert(0, str(ROOT / src))
+sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
 from scipy import stats  # noqa: E402
+
+from bench.common.pool import DEFAULT_POOL, Dealer, default_event, load_pool, truth  # noqa: E402
 
 from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
 from sevenrocks.server.events.config import EventConfig, default_config, parse_config  # noqa: E402
 from sevenrocks.server.events.planner import judge_field  # noqa: E402
 from sevenrocks.server.stats import verdict as verdict_module  # noqa: E402
-from sevenrocks.server.stats.fit import BETA, Phi, Result  # noqa: E402
+from sevenrocks.server.stats.fit import BETA, Phi, Result, fit  # noqa: E402
 from sevenrocks.server.stats.places import Looks  # noqa: E402
-from sevenrocks.server.stats.verdict import margin_of_win_rate  # noqa: E402
+from sevenrocks.server.stats.verdict import margin_of_win_rate, verdict  # noqa: E402
 
 LEVEL = 0.95
 POWER = 0.80
@@ -124,6 +127,37 @@ def field_event(p: float, rng: random.Random, seed: int, budget: int) -> tuple[i
     return len(results), pair, settled
 
 
+def default_cost(events: int, seed: int) -> tuple[float, float]:
+    """What a different knob costs the default event (``sevenrocks tournament``, three reference bots
+    whose pairs are lopsided): its mean matches and P(every neighbour pair settled), bootstrapped from
+    the pool of their real matches as ``bench/ranking/default_pool.py bench`` does (its first row)."""
+    pool = load_pool(DEFAULT_POOL)
+    order = truth(pool)
+    rng = random.Random(seed)
+    evs = [default_event(default_config(), Dealer(pool, rng), order) for _ in range(events)]
+    return statistics.fmean(e.matches for e in evs), sum(e.settled for e in evs) / events
+
+
+def league_places(events: int, seed: int, matches: int = 735, n: int = 9, gap: float = 3.0) -> tuple[float, float]:
+    """What a different knob costs a league's places: nine entrants 3 rating points apart (76/24 head to
+    head between neighbours) at random tables of four, 735 matches from the fit's model, judged once with
+    every pair in the family. (Mean width of a place interval, P(every true place inside its interval))."""
+    names = [f"b{i}" for i in range(n)]
+    theta = {x: gap * (n - 1 - i) for i, x in enumerate(names)}
+    widths, inside = [], 0
+    for k in range(events):
+        rng = pair_rng(seed, "league", k)
+        res = []
+        for g in range(matches):
+            a, b, c, d = rng.sample(names, 4)
+            won = rng.random() < Phi((theta[a] + theta[c] - theta[b] - theta[d]) / (2 * BETA))
+            res.append(Result((a, b, c, d), (0, 1) if won else (1, 0), f"g{g}"))
+        v = verdict(fit(res, True, names), LEVEL, order=names)
+        widths.append(statistics.fmean(w - b + 1 for b, w in v.places))
+        inside += all(b <= i + 1 <= w for i, (b, w) in enumerate(v.places))
+    return statistics.fmean(widths), inside / events
+
+
 def pair_rng(seed: int, what: str, k: int) -> random.Random:
     """The k-th pair's (or event's) own results under ``seed``: the same whatever the knobs, and
     whatever else the run measures (a row is seeded by its p, not by its place in ``--p``)."""
@@ -172,6 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--field-events", type=int, default=0, help="default-design events of four (53/47 middle pair)")
     ap.add_argument("--field-budget", type=int, default=8000, help="matches an event of four may play")
+    ap.add_argument("--default-events", type=int, default=0,
+                    help="default events bootstrapped from the pool of real matches (what the knob costs it)")
+    ap.add_argument("--league", type=int, default=0, help="league-like fields of nine (what the knob costs places)")
     ap.add_argument("--json", type=Path, default=None, help="also write the rows here")
     args = ap.parse_args(argv)
     if args.fit_weight is not None and not 0 < args.fit_weight < 1:
@@ -185,16 +222,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{setting}, a look every {args.look} matches, level {LEVEL}, {args.events} pairs per p (cap {args.cap:g} n); "
           f"{time.process_time() - t0:.0f} s CPU, {time.monotonic() - w0:.0f} s wall, "
           f"load {load:.1f} -> {os.getloadavg()[0]:.1f} (shared 2-core machine)")
-    print("| p | one-look n (two-sided; one-sided) | median to settle | P(settled by n) | P(settled by 1.5n) "
-          "| never (cap) | ratio median / n | CPU s |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        med = "–" if r["median"] is None else f"{r['median']:.0f}"
-        ratio = "> cap" if r["ratio"] is None else f"{r['ratio']:.2f}"
-        print(f"| {r['p']:.2f} | {r['n_two_sided']} ({r['n_one_sided']}) | {med} | {r['by_n']:.2f} | "
-              f"{r['by_1_5n']:.2f} | {r['never']} ({r['limit']}) | {ratio} | {r['cpu_s']:.0f} |")
-    print("n: a one-look two-sided binomial test at 0.05 with 80% power at p (exact power at n: "
-          + ", ".join(f"{r['exact_power']:.2f}" for r in rows) + "). Matches are the pair's head-to-head matches.")
+    if rows:  # (--events 0: the field events alone)
+        print("| p | one-look n (two-sided; one-sided) | median to settle | P(settled by n) | P(settled by 1.5n) "
+              "| never (cap) | ratio median / n | CPU s |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            med = "–" if r["median"] is None else f"{r['median']:.0f}"
+            ratio = "> cap" if r["ratio"] is None else f"{r['ratio']:.2f}"
+            print(f"| {r['p']:.2f} | {r['n_two_sided']} ({r['n_one_sided']}) | {med} | {r['by_n']:.2f} | "
+                  f"{r['by_1_5n']:.2f} | {r['never']} ({r['limit']}) | {ratio} | {r['cpu_s']:.0f} |")
+        print("n: a one-look two-sided binomial test at 0.05 with 80% power at p (exact power at n: "
+              + ", ".join(f"{r['exact_power']:.2f}" for r in rows) + "). Matches are the pair's head-to-head matches.")
     field = []
     if args.field_events:
         t1 = time.process_time()
@@ -216,13 +254,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{sum(k for _, k, _ in field) / sum(m for m, _, _ in field):.0%}")
         print("Event matches to settle: median " + ("> budget" if math.isinf(median) else
               f"{median:.0f} = {median / n:.2f} x the pair's one-look n ({n})"))
-        if done:
-            pair_median = statistics.median(k for _, k in done)
-            print(f"The pair's own head-to-head matches in the settled events: median {pair_median:.0f} "
+        pair_ranked = sorted(k for _, k in done) + [math.inf] * (len(field) - len(done))
+        pair_median = statistics.median(pair_ranked) if pair_ranked else math.inf
+        if not math.isinf(pair_median):
+            print(f"The pair's own head-to-head matches when its event settled: median {pair_median:.0f} "
                   f"= {pair_median / n:.2f} x n")
+    default = league = None
+    if args.default_events:
+        t1 = time.process_time()
+        default = default_cost(args.default_events, args.seed)
+        print(f"\nThe default event (its three reference bots, from the pool of their real matches), "
+              f"{args.default_events} events, seed {args.seed}, {time.process_time() - t1:.0f} s CPU: "
+              f"{default[0]:.1f} matches on average, every neighbour pair settled in {default[1]:.3f}")
+    if args.league:
+        t1 = time.process_time()
+        league = league_places(args.league, args.seed)
+        print(f"\nLeague-like field (nine entrants 3 points apart, 735 matches at random tables of four), "
+              f"{args.league} fields, {time.process_time() - t1:.0f} s CPU: a place interval is "
+              f"{league[0]:.2f} places wide on average; every true place inside in {league[1]:.3f}")
     if args.json is not None:
         args.json.write_text(json.dumps({"setting": setting, "look": args.look, "rows": rows,
-                                         "field": field}, indent=1) + "\n")
+                                         "field": field, "default": default, "league": league}, indent=1) + "\n")
     return 0
 
 
