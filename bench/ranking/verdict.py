@@ -181,6 +181,8 @@ def field64() -> tuple[dict[str, float], list[str]]:
 def summary(name: str, size: str, events: list[Event]) -> list[str]:
     print(f"... {name}: done at {time.process_time():.0f} s CPU", file=sys.stderr, flush=True)
     n = len(events)
+    if not n:  # a row not run (--field-events 0)
+        return [name, size, "0"] + ["–"] * 5
     right = sum(e.right for e in events)
     settled = sum(e.settled for e in events)
     false = sum(e.false_claim for e in events)
@@ -343,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
         field_rows.append((label, playoff, events))
     timings.append(f"64 field {time.monotonic() - t0:.0f} s")
     t0 = time.monotonic()
-    places = league_table(args.league_events, args.league_matches, rng, args.seed)
+    places = league_table(args.league_events, args.league_matches, rng, args.seed) if args.league_events else []
     timings.append(f"league-like {time.monotonic() - t0:.0f} s")
     print(f"seed {args.seed}; {args.events} events per four-entrant row, {args.field_events} of the 64 field, "
           f"{args.league_events} of the league-like field; "
