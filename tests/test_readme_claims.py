@@ -218,7 +218,7 @@ def test_the_settle_cost_table_is_the_one_look_arithmetic() -> None:
     assert (float(said.group(1)), float(said.group(2))) == (v.RHO, v.FIT_WEIGHT)
     rows = re.findall(r"\| (0\.\d\d) \| (\d+) \((\d+)\) \| (\d+) \| ([0-9.]+) \| ([0-9.]+) \| (\d+) \((\d+)\) \| "
                       r"([0-9.]+) \| (\d+) \|", TOURNAMENT)
-    assert [r[0] for r in rows] == ["0.53", "0.56"], rows
+    assert [r[0] for r in rows] == ["0.53", "0.56", "0.60", "0.70"], rows  # close pairs and lopsided: the curve
     for p_s, two, one, median, by_n, by_15, never, cap, ratio, _ in rows:
         p = float(p_s)
         for n, sided in ((int(two), 2), (int(one), 1)):
@@ -254,3 +254,28 @@ def places_cells_of(label: str) -> list[str]:
     row = claim(TOURNAMENT, rf"\| {re.escape(label)} \| \d+ \| [0-9.]+ \([^|]*\) \|[^\n]*?\| (?=\| )",
                 "docs/tournament.md's play-off table")
     return [c.strip() for c in row.group(0).strip("| ").split(" | ")]
+
+
+def test_the_rho_comparison_is_paired_with_the_settle_cost_table(default: EventConfig) -> None:
+    """docs/tournament.md's ρ table: the product's ρ is its row marked so, that row is the main table's medians
+    (the same pairs), every ratio is its median over the one-look n, the product's ρ holds both close pairs within
+    1.5 times, its default-event cell is the default_pool bench's row, and the prose names the ρ kept."""
+    from sevenrocks.server.stats import verdict as v
+
+    main = re.findall(r"\| (0\.\d\d) \| (\d+) \(\d+\) \| (\d+) \| [0-9.]+ \| [0-9.]+ \| \d+ \(\d+\) \| ([0-9.]+) \|", TOURNAMENT)
+    n = {p: int(two) for p, two, _, _ in main}
+    table = re.findall(r"\| ([0-9.]+)( \(the product's\))? \| (\d+) \(([0-9.]+)\) \| (\d+) \(([0-9.]+)\) \| "
+                       r"(\d+) \(([0-9.]+)\) \| (\d+) \(([0-9.]+)\) \| ([0-9.]+), ([0-9.]+) \| ([0-9.]+) places \|", TOURNAMENT)
+    assert len(table) >= 3, table
+    ours = [r for r in table if r[1]]
+    assert len(ours) == 1 and float(ours[0][0]) == v.RHO, ours
+    for r in table:
+        for k, p in enumerate(("0.53", "0.56", "0.60", "0.70")):
+            assert float(r[3 + 2 * k]) == round(int(r[2 + 2 * k]) / n[p], 2), (r, p)
+    row = ours[0]
+    assert [(row[2 + 2 * k], row[3 + 2 * k]) for k in range(4)] == [(m, ratio) for _, _, m, ratio in main]
+    assert float(row[3]) <= 1.5 and float(row[5]) <= 1.5  # both close pairs within 1.5 times the one-look n
+    cells = pool_row(default)
+    assert round(float(row[10])) == int(cells[1]) and row[11] == cells[3].split()[0], (row, cells)
+    kept = claim(TOURNAMENT, r"\*\*ρ stays ([0-9.]+)\.\*\*", "docs/tournament.md")
+    assert float(kept.group(1)) == v.RHO

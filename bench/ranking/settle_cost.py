@@ -22,10 +22,17 @@ fit's own model) and prints what share of the event's matches were the close
 pair's head-to-head matches when the event settled.
 
 Knobs (``--rho``, ``--fit-weight``, ``--look``) replace the product's values in this
-process only, to see which one moves the cost; the defaults are the product's.
+process only, to see which one moves the cost; the defaults are the product's. Every
+pair and event has its own seeded stream of results, so two runs with different knobs
+judge the same matches (a paired comparison). What a knob costs elsewhere:
+``--default-events`` bootstraps the default event (three reference bots, lopsided
+pairs) from the pool of their real matches, and ``--league`` judges league-like fields
+of nine (partnership tables, every pair in the family) and prints how wide the places are.
 
-    python bench/ranking/settle_cost.py                           # 40 pairs per p, a few CPU minutes
-    python bench/ranking/settle_cost.py --events 40 --rho 8 --fit-weight 0.5 --look 64
+    python bench/ranking/settle_cost.py --events 100              # docs/tournament.md's table, ~5 CPU minutes
+    python bench/ranking/settle_cost.py --events 100 --rho 2      # the same pairs under another ρ
+    python bench/ranking/settle_cost.py --events 0 --default-events 400 --league 100 --rho 2
+    python bench/ranking/settle_cost.py --events 0 --field-events 20     # the close pair's share of an event
 """
 
 from __future__ import annotations
