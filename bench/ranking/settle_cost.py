@@ -159,9 +159,9 @@ def league_places(events: int, seed: int, matches: int = 735, n: int = 9, gap: f
             a, b, c, d = rng.sample(names, 4)
             won = rng.random() < Phi((theta[a] + theta[c] - theta[b] - theta[d]) / (2 * BETA))
             res.append(Result((a, b, c, d), (0, 1) if won else (1, 0), f"g{g}"))
-        v = verdict(fit(res, True, names), LEVEL, order=names)
+        v = verdict(fit(res, True, names), LEVEL)  # in the fit's order, as the leaderboard ranks them
         widths.append(statistics.fmean(w - b + 1 for b, w in v.places))
-        inside += all(b <= i + 1 <= w for i, (b, w) in enumerate(v.places))
+        inside += all(b <= names.index(x) + 1 <= w for x, (b, w) in zip(v.order, v.places))
     return statistics.fmean(widths), inside / events
 
 
