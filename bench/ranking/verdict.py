@@ -16,6 +16,11 @@ tournament uses) and judged after every round by :func:`judge_field` (what
 - **64 entrants, close top places**: top-8 neighbours 56–65% head to head above a
   crowd, ``top_k = 8``; the claim is the top 8's order.
 
+- **close pairs head to head** (a separate table): matches until a 53/47 and a 56/44
+  pair settle, against the n of a one-look test at the same level with 80% power
+  (``bench/common/settle.py``, as ``bench/ranking/settle_cost.py``);
+- **the 64 field with a play-off** (a separate table): the same events with
+  ``[schedule].playoff``: P(top 8 settled), the play-off's matches, and its stated price;
 - **nine entrants, league-like** (a separate table): μ from 36.8 to 18.9 with two
   close pairs, 735 matches; the place intervals every pair's claims allow (their
   widths, and P(every true place inside its interval)), against neighbour pairs only.
@@ -30,13 +35,14 @@ keeps them, and (in brackets) had each look been judged afresh.
 
     python bench/ranking/verdict.py                     # ~5 minutes of CPU (far more wall time on a loaded machine)
     python bench/ranking/verdict.py --events 20 --field-events 2 --league-events 50    # the places and flickers docs/tournament.md quotes
+    python bench/ranking/verdict.py --events 20 --field-events 20 --league-events 50 --field-per-entrant 160   # every
+        # figure docs/tournament.md quotes from it, in one run: places, close pairs, the play-off, flickers
     python bench/ranking/verdict.py --events 400 --field-events 20 --long 600 --field-per-entrant 160
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
 import statistics
@@ -44,7 +50,7 @@ import sys
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,6 +60,7 @@ for src in ("proto", "sdk", "server", "bots"):
 sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
 from bench.common.pool import POOL, TRUTH, Dealer, config as ranking_config, load_pool  # noqa: E402
+from bench.common.settle import row as settle_row  # noqa: E402
 
 from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
 from sevenrocks.server.events.config import EventConfig, default_config, parse_config  # noqa: E402
@@ -200,6 +207,21 @@ HEADERS = ["truth", "event", "events", "P(order right) (95% CI)", "P(says settle
            "flickers (judged afresh)"]
 
 
+def pair_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Head-to-head matches until the verdict settles a close pair, against the one-look test's n (as
+    ``bench/ranking/settle_cost.py``, whose ``--events`` with the same seed gives the same pairs)."""
+    out = [f"\nMatches to settle a close pair head to head (a look every 8 matches, {rows[0]['events']} pairs per p), "
+           "against a one-look two-sided binomial test at 0.05 with 80% power:",
+           "| p | one-look n | median to settle | ratio median / n | P(settled by n) | P(settled by 1.5n) | never (cap) |",
+           "|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        med = "–" if r["median"] is None else f"{r['median']:.0f}"
+        ratio = "–" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        out.append(f"| {r['p']:.2f} | {r['n_two_sided']} | {med} | {ratio} | {r['by_n']:.2f} | {r['by_1_5n']:.2f} | "
+                   f"{r['never']} ({r['limit']}) |")
+    return out
+
+
 def playoff_table(field_rows: list[tuple[str, int, list[Event]]]) -> list[str]:
     """The 64 field's top 8 with and without a play-off: settled, right, and what the play-off cost and said."""
     out = ["\nThe 64 field's top 8, the same events without and with a play-off (its likely cost stated before it "
@@ -306,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--field-events", type=int, default=4, help="events of the 64-entrant field")
     ap.add_argument("--long", type=int, default=400, help="budget of the synthetic four-entrant events")
     ap.add_argument("--field-per-entrant", type=int, default=120, help="matches per entrant of the 64 field")
+    ap.add_argument("--pairs", type=int, default=40, help="close pairs per row of the head-to-head cost table")
     ap.add_argument("--playoff", type=int, default=20000, help="play-off budget of the 64 field's second row")
     ap.add_argument("--league-events", type=int, default=200, help="events of the nine-entrant league-like field")
     ap.add_argument("--league-matches", type=int, default=735, help="matches of each league-like event")
@@ -345,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
         field_rows.append((label, playoff, events))
     timings.append(f"64 field {time.monotonic() - t0:.0f} s")
     t0 = time.monotonic()
+    pair_rows = [settle_row(p, args.pairs, 8, 3.0, args.seed) for p in (0.53, 0.56)] if args.pairs else []
+    timings.append(f"close pairs {time.monotonic() - t0:.0f} s")
+    t0 = time.monotonic()
     places = league_table(args.league_events, args.league_matches, rng, args.seed) if args.league_events else []
     timings.append(f"league-like {time.monotonic() - t0:.0f} s")
     print(f"seed {args.seed}; {args.events} events per four-entrant row, {args.field_events} of the 64 field, "
@@ -360,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
           " matches to settle count the whole event's matches.")
     if field_rows:
         print("\n".join(playoff_table(field_rows)))
+    if pair_rows:
+        print("\n".join(pair_table(pair_rows)))
     print("\n".join(places))
     return 0
 
