@@ -114,3 +114,13 @@ def test_one_pair_without_a_record_reads_the_fits_own_interval() -> None:
     assert math.isfinite(n.low) and math.isfinite(n.high)
     step = 2 * w * 1.05 / 200  # the grid's spacing
     assert n.low == pytest.approx(0.6 - w, abs=step) and n.high == pytest.approx(0.6 + w, abs=step)
+
+
+def test_the_boundary_widths_the_docstring_states() -> None:
+    """stats/verdict.py says the always-valid boundary is 3.04 se at its tightest (se ≈ 0.6), at most
+    3.25 se from se 0.2 to 1.2, and 3.44 se at se 0.1: the product's RHO gives exactly that."""
+    from sevenrocks.server.stats.verdict import half_width
+
+    ratios = {se: half_width(se) / se for se in (0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2)}
+    assert round(min(ratios.values()), 2) == 3.04 and min(ratios, key=lambda k: ratios[k]) == 0.6
+    assert max(r for se, r in ratios.items() if se >= 0.2) <= 3.25 and round(ratios[0.1], 2) == 3.44

@@ -16,8 +16,8 @@ chose when to look and which pairs to feed next (the planner's choices depend
 only on results already seen). So a claim made from it — *ahead* (the interval
 lies above 0), or *tied within δ* (it lies inside (−δ, δ)) — is wrong with
 probability ≤ α however often the event peeks. ``ρ`` sets where the boundary is
-tightest: near se ≈ 0.6 rating points, and it stays within 10% of that best
-(about 3.2 se, against 1.96 for a single look) from se 0.2 to 1.2.
+tightest: near se ≈ 0.6 rating points (3.04 se, against 1.96 for a single look),
+and it stays within 7% of that best (at most 3.25 se) from se 0.2 to 1.2.
 
 se is the larger of two doubts: the model's posterior standard error, and the
 cluster-robust ("sandwich") one with one cluster per duplicate group, widened by
@@ -63,8 +63,9 @@ from .record import Record, record_of
 
 DEFAULT_LEVEL = 0.95
 #: Mixing precision of the confidence sequence, in 1 / (rating points)²: the boundary is
-#: tightest (about 3.0 se, against 1.96 for one look) where ρ·se² ≈ 0.12, i.e. se ≈ 0.6,
-#: and within 3.2–3.4 se from se 0.1 to 1.2, where neighbours get decided.
+#: tightest (3.04 se, against 1.96 for one look) where ρ·se² ≈ 0.12, i.e. se ≈ 0.6,
+#: and within 3.04–3.44 se from se 0.1 to 1.2, where neighbours get decided
+#: (bench/ranking/settle_cost.py weighs other values: docs/tournament.md).
 RHO = 0.3
 
 
