@@ -198,7 +198,7 @@ def test_the_place_and_flicker_figures_are_the_benchs_rows() -> None:
     flickers = claim(TOURNAMENT, r"\*\*No claim flickers\*\*: (\d+) events of (\d+) lost a claim at a later look as "
                                  r"the product judges; judged afresh at every look, (\d+) did", "docs/tournament.md")
     cells = re.findall(r"\| (\d+) \((\d+) afresh\) \|", TOURNAMENT)  # the flickers column of the run quoted
-    assert len(cells) == 5, cells
+    assert len(cells) == 6, cells
     assert sum(int(j) for j, _ in cells) == int(flickers.group(1)) and sum(int(f) for _, f in cells) == \
         int(flickers.group(3))
     assert int(flickers.group(1)) == 0 == int(every[5])  # once settled, stays settled
@@ -279,3 +279,14 @@ def test_the_rho_comparison_is_paired_with_the_settle_cost_table(default: EventC
     assert round(float(row[10])) == int(cells[1]) and row[11] == cells[3].split()[0], (row, cells)
     kept = claim(TOURNAMENT, r"\*\*ρ stays ([0-9.]+)\.\*\*", "docs/tournament.md")
     assert float(kept.group(1)) == v.RHO
+
+
+def test_the_close_pair_rows_of_the_one_run_are_quoted_and_within_the_goal() -> None:
+    """docs/tournament.md's "1.06 times the one-look n at 53/47 and 1.00 at 56/44" is the verdict.py pair table it
+    shows, each ratio its median over the one-look n, and both within 1.5 times."""
+    said = claim(TOURNAMENT, r"\*\*A close pair costs about what a one-look test costs, at the median\*\*: ([0-9.]+) "
+                             r"times the one-look n at 53/47 and ([0-9.]+) at 56/44", "docs/tournament.md")
+    rows = re.findall(r"\| (0\.5[36]) \| (\d+) \| (\d+) \| ([0-9.]+) \| [0-9.]+ \| [0-9.]+ \| \d+ \(\d+\) \|", TOURNAMENT)
+    assert [r[0] for r in rows] == ["0.53", "0.56"], rows
+    for (p, n, median, ratio), quoted in zip(rows, (said.group(1), said.group(2))):
+        assert ratio == quoted and float(ratio) == round(int(median) / int(n), 2) and float(ratio) <= 1.5
