@@ -8,6 +8,7 @@ real gRPC, the sandbox ``auto`` picks, a real SQLite file.
 from __future__ import annotations
 
 import json
+import signal
 import random
 import sqlite3
 import subprocess
@@ -160,3 +161,35 @@ def test_without_head_to_head_the_pair_meets_across_a_partnership_table_and_the_
     for t in extra:  # a and b on opposite sides (seats 0/2 against 1/3), two others filling the table
         side = {s: i % 2 for i, s in enumerate(t.seats)}
         assert {"a", "b"} <= set(t.seats) and side["a"] != side["b"] and len(set(t.seats)) == 4
+
+
+def test_a_playoff_killed_mid_round_resumes_to_the_same_results(tmp_path: Path) -> None:
+    """kill -9 inside the play-off (real gRPC, real SQLite), run the same command again: the event ends
+    with exactly the matches and results of a run never interrupted, and one statement stored."""
+    from .test_adaptive import toml
+    from .test_event_grpc import reap_group, results, start_tournament, stop_when_stored
+
+    config = toml(tmp_path / "po.toml", {
+        "event": {"name": "po", "format": "self", "seed": 9},
+        "schedule": {"mode": "adaptive", "budget": 8, "top_k": 1, "playoff": 200},
+        "entrants": [{"name": "greedy", "bot": "greedy"}, {"name": "defensive", "bot": "defensive"}]})
+    db, whole = tmp_path / "killed.db", tmp_path / "whole.db"
+    procs = []
+    try:
+        p = start_tournament(config, db, tmp_path / "out")
+        procs.append(p)
+        stop_when_stored(p, db, 14, signal.SIGKILL)  # round 0 is 8 matches: 14 is inside the play-off
+        reap_group(p)
+        con = sqlite3.connect(db)
+        assert con.execute("SELECT COUNT(*) FROM playoffs").fetchone()[0] == 1  # stated before it was killed
+        con.close()
+        for target, out in ((db, "out"), (whole, "out2")):
+            p = start_tournament(config, target, tmp_path / out)
+            procs.append(p)
+            assert p.wait(300) == 0, p.stdout.read() if p.stdout else ""
+    finally:
+        for p in procs:
+            reap_group(p)
+    assert results(db) == results(whole) and len(results(db)) > 14
+    board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
+    assert board["top_settled"] and board["playoffs"][0]["played"] == len(results(db)) - 8
