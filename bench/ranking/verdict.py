@@ -60,13 +60,14 @@ for src in ("proto", "sdk", "server", "bots"):
 sys.path.insert(0, str(ROOT))  # bench.common, the shared helpers
 
 from bench.common.pool import POOL, TRUTH, Dealer, config as ranking_config, load_pool  # noqa: E402
+from bench.common.fields import close_field  # noqa: E402
 from bench.common.settle import row as settle_row  # noqa: E402
 
 from sevenrocks.server.events.adaptive import AdaptivePlan  # noqa: E402
 from sevenrocks.server.events.config import EventConfig, default_config, parse_config  # noqa: E402
 from sevenrocks.server.events.planner import judge_field  # noqa: E402
 from sevenrocks.server.events.schedule import MatchTask  # noqa: E402
-from sevenrocks.server.stats.fit import BETA, SIGMA0, Phi, Result  # noqa: E402
+from sevenrocks.server.stats.fit import BETA, Phi, Result  # noqa: E402
 from sevenrocks.server.stats.intervals import wilson  # noqa: E402
 from sevenrocks.server.stats.verdict import Verdict, margin_of_win_rate  # noqa: E402
 
@@ -171,18 +172,7 @@ def four(middle_gap: float) -> dict[str, float]:
 
 def field64() -> tuple[dict[str, float], list[str]]:
     """64 entrants: top-8 neighbours 65%, 62%, 60%, 58%, 57%, 56%, 56%, 56% head to head, then a crowd."""
-    rates = (0.65, 0.62, 0.60, 0.58, 0.57, 0.56, 0.56, 0.56)
-    theta = {"p00": 20.0}
-    for i, r in enumerate(rates, start=1):
-        theta[f"p{i:02d}"] = theta[f"p{i - 1:02d}"] - margin_of_win_rate(r)
-    low = theta[f"p{len(rates):02d}"]
-    from scipy import stats
-    n = 64 - len(theta)
-    crowd = [SIGMA0 * float(stats.norm.ppf((n - i - 0.5) / n)) for i in range(n)]
-    shift = crowd[0] - (low - 2.0)
-    for i, q in enumerate(crowd):
-        theta[f"c{i:02d}"] = q - shift
-    return theta, sorted(theta, key=lambda k: -theta[k])
+    return close_field(64)
 
 
 def summary(name: str, size: str, events: list[Event]) -> list[str]:
